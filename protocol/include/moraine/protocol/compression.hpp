@@ -1,0 +1,24 @@
+#pragma once
+// bzip2 message compression (spec/ice-wire.md §11).
+#include <moraine/protocol/bytes.hpp>
+#include <moraine/protocol/frame_parser.hpp>
+
+#include <boost/system/result.hpp>
+
+namespace moraine::protocol {
+
+/// Messages shorter than this are never compressed (Ice's rule).
+inline constexpr std::size_t compression_threshold = 100;
+
+/// Decompresses a status-2 message: checks the int32 uncompressed-size prefix (> 14 and
+/// <= lim.max_message_bytes unless 0) and the bzip2 stream.
+/// @return the whole uncompressed message: header with compression byte 1 and the true size, then the body.
+/// Errors: errc::bad_compression, ::illegal_message_size, ::message_too_large.
+boost::system::result<byte_buffer> decompress_message(const frame_view& frame, const limits& lim);
+
+/// Compresses a whole uncompressed message (header + body) into status-2 form: header (status 2,
+/// compressed total size), int32 uncompressed total size, bzip2 stream (block size 100k x1) of the body.
+/// @return the compressed message, or errc::bad_compression if bzip2 fails.
+boost::system::result<byte_buffer> compress_message(byte_view message);
+
+}  // namespace moraine::protocol

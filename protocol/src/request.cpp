@@ -1,0 +1,87 @@
+// Requests and batch requests (spec/ice-wire.md §4, §5).
+#include <moraine/protocol/request.hpp>
+
+#include <moraine/protocol/error.hpp>
+#include <moraine/protocol/input_stream.hpp>
+
+#include "detail/little_endian.hpp"
+
+#include <cstring>
+
+namespace moraine::protocol {
+namespace {
+
+// Reads everything after the request id: identity .. params. Shared by requests and batches.
+void read_request_fields(input_stream& in, request_view& r) {
+    const byte_view all = in.rest();
+    const std::size_t target_start = in.position();
+    r.id = in.read_identity();
+    r.facet = in.read_facet();
+    r.operation = in.read_string();
+    r.mode = in.read_byte();
+    if (!in.ok()) return;
+    r.target = all.first(in.position() - target_start);
+    r.context = in.read_context();
+    r.params = in.read_encapsulation();
+}
+
+void append(byte_buffer& out, byte_view b) { out.insert(out.end(), b.begin(), b.end()); }
+
+}  // namespace
+
+boost::system::result<request_view> decode_request(byte_view body) {
+    input_stream in(body);
+    request_view r;
+    r.request_id = in.read_int();
+    read_request_fields(in, r);
+    if (!in.ok()) return in.error();
+    if (in.remaining() != 0) return make_error_code(errc::bad_encapsulation);
+    return r;
+}
+
+std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
+                                  bool keep_context) {
+    static constexpr std::byte empty_context[1] = {std::byte{0}};
+    // A default-constructed view has no raw bytes: write it as the empty context it is.
+    const byte_view ctx = keep_context && !r.context.raw.empty() ? r.context.raw : byte_view(empty_context);
+    const std::size_t size = header_size + 4 + r.target.size() + ctx.size() + r.params.bytes.size();
+    const std::size_t at = out.size();
+    out.reserve(at + size);  // one allocation at most
+    out.resize(at + header_size + 4);
+    write_header(out.data() + at, message_type::request, compression_status::none, static_cast<std::int32_t>(size));
+    detail::store_le<std::int32_t>(out.data() + at + header_size, request_id);
+    append(out, r.target);
+    append(out, ctx);
+    append(out, r.params.bytes);
+    return size;
+}
+
+batch_reader::batch_reader(byte_view body) noexcept {
+    input_stream in(body);
+    count_ = in.read_int();
+    if (!in.ok()) {
+        ec_ = in.error();
+        count_ = 0;
+    } else if (count_ < 0) {
+        ec_ = errc::negative_size;
+        count_ = 0;
+    }
+    rest_ = in.rest();
+}
+
+boost::system::result<request_view> batch_reader::next() {
+    if (ec_) return ec_;
+    if (read_ >= count_) return make_error_code(errc::out_of_bounds);
+    input_stream in(rest_);
+    request_view r;  // request_id stays 0: batched requests are oneway
+    read_request_fields(in, r);
+    if (!in.ok()) {
+        ec_ = in.error();
+        return ec_;
+    }
+    rest_ = in.rest();
+    ++read_;
+    return r;
+}
+
+}  // namespace moraine::protocol

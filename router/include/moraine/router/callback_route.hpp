@@ -1,0 +1,25 @@
+#pragma once
+// Where the reply to a callback (or a forwarded request) goes: a connection, possibly on another shard.
+#include <moraine/protocol/bytes.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace moraine::router {
+
+class server_connection;
+
+/// The origin of a twoway callback: the server-endpoint connection it came in on, the shard that
+/// owns that connection, and the back end's request id. The weak_ptr is locked only on `shard`.
+struct callback_route {
+    unsigned shard = 0;
+    std::weak_ptr<server_connection> origin;
+    std::int32_t request_id = 0;
+};
+
+/// Sends `reply` (a whole reply message already carrying route.request_id) back along `route`,
+/// crossing to the origin's shard if needed. `from` is the caller's shard index.
+class shard_set;
+void send_callback_reply(shard_set& shards, unsigned from, const callback_route& route, protocol::byte_buffer reply);
+
+}  // namespace moraine::router

@@ -1,0 +1,66 @@
+#pragma once
+// A client's connection to Glacier2.Client.Endpoints and, once created, its session.
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/router/callback_route.hpp>
+#include <moraine/router/ice_connection.hpp>
+#include <moraine/session/session.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+namespace moraine::router {
+
+/// One client TCP connection: router-object requests are served here, every other request is
+/// routed through the session's routing table; callbacks for the session arrive via forward_callback.
+class client_connection final : public ice_connection {
+public:
+    client_connection(shard& home, tcp::socket socket);
+    ~client_connection() override;
+
+    /// Sends validate connection and starts the loops; registers with the shard's idle sweep.
+    void start();
+
+    /// Relays a back end's reply to the client's request `client_request_id`.
+    /// `compression` is the client request's compression byte: 1 or 2 allow a compressed reply.
+    void deliver_reply(std::int32_t client_request_id, const protocol::reply_view& r, std::uint8_t compression);
+
+    /// Sends a callback request to the client: `message` is a whole request message with
+    /// request id 0 at offset 14; a twoway one gets a fresh id here and its reply goes back along `route`.
+    void forward_callback(protocol::byte_buffer message, bool twoway, callback_route route);
+
+    /// A back end this connection feeds is above its high watermark: stop reading until it drains.
+    void pause_for_backend() noexcept { blocked_on_backend_ = true; }
+    /// That back end drained (or closed).
+    void backend_drained() noexcept { blocked_on_backend_ = false; resume_reads(); }
+
+    session::session* current_session() noexcept { return session_.get(); }
+    /// Installs the session the router servant created; registers its category with the shard.
+    void set_session(std::unique_ptr<session::session> s);
+    /// Ends the session (destroySession, or the connection closing): unregisters it, destroys an
+    /// external SessionManager's session, frees the routing table. The connection stays open.
+    void destroy_session();
+    /// True while an asynchronous createSession runs (a second one is refused).
+    bool creating_session = false;
+
+    std::shared_ptr<client_connection> shared() {
+        return std::static_pointer_cast<client_connection>(shared_from_this());
+    }
+
+private:
+    bool on_frame(const protocol::frame_view& frame) override;
+    void on_closed(std::string_view why) override;
+    bool reads_paused() const noexcept override;
+    bool dispatch_request(const protocol::request_view& r, std::uint8_t compression);
+    void forward(const protocol::request_view& r, std::uint8_t compression);
+    void on_callback_reply(const protocol::reply_view& r);
+    void fail_callbacks() noexcept;
+
+    std::unique_ptr<session::session> session_;
+    std::unordered_map<std::int32_t, callback_route> callbacks_;  // our request id -> origin
+    std::int32_t next_callback_id_ = 1;
+    bool blocked_on_backend_ = false;
+};
+
+}  // namespace moraine::router

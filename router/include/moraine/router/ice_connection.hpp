@@ -1,0 +1,79 @@
+#pragma once
+// What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
+#include <moraine/protocol/frame_parser.hpp>
+#include <moraine/router/asio.hpp>
+#include <moraine/router/write_queue.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace moraine::router {
+
+class shard;
+
+/// Base of client, server-endpoint and back-end connections (style.md §3-6). Owned by
+/// shared_ptr: the read and write coroutines each hold one. close() is the only exit.
+/// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
+/// whole message before the next co_await; only a partial message is kept per connection.
+class ice_connection : public std::enable_shared_from_this<ice_connection> {
+public:
+    virtual ~ice_connection();
+    ice_connection(const ice_connection&) = delete;
+    ice_connection& operator=(const ice_connection&) = delete;
+
+    /// Queues a whole message. Never blocks. Past the hard limit the connection is closed
+    /// (slow consumer) and over_limit returned.
+    enqueue_result enqueue(outbound_frame f);
+    enqueue_result enqueue(protocol::byte_buffer bytes) { return enqueue(outbound_frame{std::move(bytes), {}}); }
+
+    /// Forceful close: no close-connection message (Ice's answer to protocol errors and
+    /// Glacier2's to policy violations). Idempotent; runs on_closed once.
+    void close(std::string_view why);
+    bool closed() const noexcept { return closed_; }
+
+    /// Wakes a read loop paused by reads_paused().
+    void resume_reads() noexcept { resume_.cancel(); }
+
+    shard& home() noexcept { return home_; }
+    std::chrono::steady_clock::time_point last_activity() const noexcept { return last_activity_; }
+    /// Bytes waiting in the outbound queue.
+    std::size_t queued_bytes() const noexcept { return out_.bytes(); }
+
+protected:
+    ice_connection(shard& home, tcp::socket socket);
+
+    /// Spawns the read and write loops.
+    void start_loops();
+    /// Handles one whole message (a loan valid during the call). @return false to stop reading.
+    virtual bool on_frame(const protocol::frame_view& frame) = 0;
+    /// Runs once, from close().
+    virtual void on_closed(std::string_view why) = 0;
+    /// Polled before each read: true stops reading until resume_reads().
+    virtual bool reads_paused() const noexcept { return out_.above_high(); }
+    /// The queue fell below its low watermark after having been above the high one.
+    virtual void on_drained() { resume_reads(); }
+    /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
+    bool dispatch_frame(const protocol::frame_view& frame);
+
+    shard& home_;
+    tcp::socket socket_;
+    write_queue out_;
+    bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
+    void wake_writer() noexcept { wakeup_.cancel(); }
+
+private:
+    asio::awaitable<void> read_loop();
+    asio::awaitable<void> write_loop();
+    bool on_bytes(protocol::byte_view data);
+    bool parse_all(protocol::byte_view data, std::size_t& consumed);
+
+    protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
+    asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
+    std::chrono::steady_clock::time_point last_activity_;
+    bool closed_ = false;
+};
+
+}  // namespace moraine::router

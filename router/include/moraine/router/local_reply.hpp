@@ -1,0 +1,39 @@
+#pragma once
+// Replies to operations the router serves itself, in the encoding of the request.
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/reply.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace moraine::router {
+
+/// An OK reply whose encapsulation (encoding `enc`) holds what `write_results` writes.
+template <class Fn>
+protocol::byte_buffer reply_ok(std::int32_t request_id, protocol::encoding_version enc, Fn&& write_results) {
+    protocol::output_stream os(enc);
+    const auto start = os.start_encapsulation(enc);
+    write_results(os);
+    os.end_encapsulation(start);
+    protocol::byte_buffer out;
+    protocol::write_reply_ok(out, request_id, os.view());
+    return out;
+}
+
+/// An OK reply with an empty encapsulation (void operations).
+protocol::byte_buffer reply_void(std::int32_t request_id, protocol::encoding_version enc);
+
+/** A UserException reply carrying exception `type_id` with one string member `reason` (or no
+    member when `reason` is nullopt), in encoding `enc`; `sliced` for operations declared
+    ["format:sliced"] (Glacier2's createSession: flags 0x30 and a slice size). */
+protocol::byte_buffer reply_user_exception(std::int32_t request_id, protocol::encoding_version enc,
+                                           std::string_view type_id, std::optional<std::string_view> reason,
+                                           bool sliced);
+
+/// The Glacier2 exception type ids.
+inline constexpr std::string_view permission_denied_id = "::Glacier2::PermissionDeniedException";
+inline constexpr std::string_view cannot_create_session_id = "::Glacier2::CannotCreateSessionException";
+inline constexpr std::string_view session_not_exist_id = "::Glacier2::SessionNotExistException";
+
+}  // namespace moraine::router

@@ -1,0 +1,20 @@
+#pragma once
+// createSession: authenticate, then create the session (and an external one via a SessionManager).
+#include <moraine/protocol/encapsulation.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace moraine::router {
+
+class client_connection;
+
+/** Glacier2::Router::createSession(userId, password), asynchronously: checks the password
+    (crypt file on the blocking pool, or an external PermissionsVerifier), then calls the
+    SessionManager if one is configured, installs the session on `c` and replies to `request_id`
+    in encoding `enc`. Refusals are PermissionDeniedException / CannotCreateSessionException in
+    the sliced format, as glacier2router sends them. */
+void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
+                    std::string user_id, std::string password);
+
+}  // namespace moraine::router

@@ -1,0 +1,224 @@
+#include <moraine/router/client_connection.hpp>
+
+#include <moraine/protocol/compression.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/router/backend_pool.hpp>
+#include <moraine/router/router_servant.hpp>
+#include <moraine/router/shard.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+namespace moraine::router {
+
+namespace {
+
+/// The `_fwd` context asks for a oneway (o), batch oneway (O), datagram (d) or batch datagram (D)
+/// forward of a twoway call: the client then gets an empty OK at once (spec/glacier2.md §5).
+bool fwd_asks_oneway(const protocol::context_view& ctx) {
+    auto fwd = ctx.find("_fwd");
+    return fwd && fwd->find_first_of("oOdD") != std::string_view::npos;
+}
+
+protocol::byte_buffer empty_ok_reply(std::int32_t request_id, protocol::encoding_version enc) {
+    protocol::output_stream os;
+    os.write_empty_encapsulation(enc);
+    protocol::byte_buffer out;
+    protocol::write_reply_ok(out, request_id, os.view());
+    return out;
+}
+
+protocol::byte_buffer unknown_local_reply(std::int32_t request_id, std::string_view text) {
+    protocol::byte_buffer out;
+    protocol::write_reply_unknown(out, request_id, protocol::reply_status::unknown_local_exception, text);
+    return out;
+}
+
+}  // namespace
+
+client_connection::client_connection(shard& home, tcp::socket socket) : ice_connection(home, std::move(socket)) {}
+
+client_connection::~client_connection() = default;
+
+void client_connection::start() {
+    home_.add_client(this);
+    ++home_.metrics().connections_accepted;
+    // The accepting side speaks first (spec/ice-wire.md §3).
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }
+
+bool client_connection::on_frame(const protocol::frame_view& frame) {
+    const auto compression = static_cast<std::uint8_t>(frame.header.compression);
+    switch (frame.header.type) {
+    case protocol::message_type::request: {
+        auto r = protocol::decode_request(frame.body());
+        if (!r) {
+            close("malformed request: " + r.error().message());
+            return false;
+        }
+        return dispatch_request(*r, compression);
+    }
+    case protocol::message_type::batch_request: {
+        // Each batched request is forwarded as its own oneway (spec/ice-wire.md §5).
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            if (!dispatch_request(*r, 0)) return false;
+        }
+        if (batch.error()) {
+            close("malformed batch request: " + batch.error().message());
+            return false;
+        }
+        return true;
+    }
+    case protocol::message_type::reply: {
+        auto r = protocol::decode_reply(frame.body());
+        if (!r) {
+            close("malformed reply: " + r.error().message());
+            return false;
+        }
+        on_callback_reply(*r);
+        return true;
+    }
+    case protocol::message_type::validate_connection:
+        return true;  // a heartbeat: never answered, it only refreshes last_activity
+    case protocol::message_type::close_connection:
+        close("client closed the connection");
+        return false;
+    }
+    return true;
+}
+
+bool client_connection::dispatch_request(const protocol::request_view& r, std::uint8_t compression) {
+    if (is_router_identity(home_.cfg(), r.id)) return dispatch_router_request(*this, r, compression);
+    if (!session_) {
+        // Glacier2 answers a routed request without a session by dropping the connection.
+        close("request before a session exists");
+        return false;
+    }
+    forward(r, compression);
+    return !closed();
+}
+
+void client_connection::forward(const protocol::request_view& r, std::uint8_t compression) {
+    const bool twoway = r.request_id != 0;
+    const protocol::proxy* target = session_->routes.find(r.id);
+    if (!target) {
+        // The Ice client re-adds the proxy and retries when it sees operation ice_add_proxy.
+        if (twoway) {
+            protocol::byte_buffer out;
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id, "",
+                                            "ice_add_proxy");
+            enqueue(std::move(out));
+        }
+        return;
+    }
+    if (!session_->filters.accepts_request(r.id, target->adapter_id)) {
+        if (twoway) {
+            protocol::byte_buffer out;
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id,
+                                            r.facet, r.operation);
+            enqueue(std::move(out));
+        }
+        return;
+    }
+    std::string failure;
+    auto backend = home_.backends().get(*target, failure);
+    if (!backend) {
+        if (twoway) enqueue(unknown_local_reply(r.request_id, failure));
+        return;
+    }
+    const bool forward_twoway = twoway && !fwd_asks_oneway(r.context);
+    const auto result = backend->forward(r, home_.cfg().client_forward_context, forward_twoway, shared(),
+                                         r.request_id, compression);
+    ++home_.metrics().requests_forwarded;
+    if (twoway && !forward_twoway) enqueue(empty_ok_reply(r.request_id, r.params.encoding));
+    if (result == enqueue_result::above_high) {
+        pause_for_backend();
+        backend->add_paused_feeder(shared());
+    }
+}
+
+void client_connection::deliver_reply(std::int32_t client_request_id, const protocol::reply_view& r,
+                                      std::uint8_t compression) {
+    if (closed()) return;
+    protocol::byte_buffer out;
+    protocol::write_reply_message(out, client_request_id, r, compression != 0 ? 1 : 0);
+    // Per hop, as Glacier2: a client that accepts compression gets replies >= 100 bytes compressed.
+    if (compression != 0 && out.size() >= protocol::compression_threshold) {
+        if (auto packed = protocol::compress_message(out)) out = std::move(*packed);
+    }
+    ++home_.metrics().replies_forwarded;
+    enqueue(std::move(out));
+}
+
+void client_connection::forward_callback(protocol::byte_buffer message, bool twoway, callback_route route) {
+    if (closed()) return;
+    if (twoway) {
+        std::int32_t id;
+        do {
+            id = next_callback_id_;
+            next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
+        } while (callbacks_.contains(id));
+        callbacks_.emplace(id, std::move(route));
+        std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+    }
+    ++home_.metrics().callbacks_forwarded;
+    enqueue(std::move(message));
+}
+
+void client_connection::on_callback_reply(const protocol::reply_view& r) {
+    auto it = callbacks_.find(r.request_id);
+    if (it == callbacks_.end()) return;  // unknown request id: ignored, as Ice does
+    const callback_route route = std::move(it->second);
+    callbacks_.erase(it);
+    protocol::byte_buffer out;
+    protocol::write_reply_message(out, route.request_id, r);
+    send_callback_reply(home_.set(), home_.index(), route, std::move(out));
+}
+
+void client_connection::fail_callbacks() noexcept {
+    for (auto& [id, route] : callbacks_) {
+        send_callback_reply(home_.set(), home_.index(), route,
+                            unknown_local_reply(route.request_id,
+                                                "::Ice::ConnectionLostException:\nconnection lost: client gone"));
+    }
+    callbacks_.clear();
+}
+
+void client_connection::set_session(std::unique_ptr<session::session> s) {
+    session_ = std::move(s);
+    home_.add_session(session_->category, this);
+    ++home_.metrics().sessions_created;
+    spdlog::debug("session created for '{}' on shard {}", session_->user_id, home_.index());
+}
+
+void client_connection::destroy_session() {
+    if (!session_) return;
+    home_.remove_session(session_->category);
+    if (!session_->session_proxy.is_nil()) {
+        // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
+        protocol::output_stream params;
+        params.write_empty_encapsulation(protocol::encoding_1_1);
+        invoke(home_, session_->session_proxy, "destroy", 0, params.view(), [](auto*, std::string_view) {});
+    }
+    spdlog::debug("session of '{}' destroyed", session_->user_id);
+    session_.reset();
+    ++home_.metrics().sessions_destroyed;
+}
+
+void client_connection::on_closed(std::string_view why) {
+    spdlog::debug("client connection closed: {}", why);
+    home_.remove_client(this);
+    destroy_session();
+    fail_callbacks();
+}
+
+}  // namespace moraine::router

@@ -1,0 +1,230 @@
+#include <moraine/router/router_servant.hpp>
+
+#include <moraine/protocol/input_stream.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/router/client_connection.hpp>
+#include <moraine/router/local_reply.hpp>
+#include <moraine/router/session_factory.hpp>
+#include <moraine/router/shard.hpp>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace moraine::router {
+
+namespace {
+
+constexpr std::string_view router_type_id = "::Glacier2::Router";
+constexpr std::array<std::string_view, 3> router_type_ids{"::Glacier2::Router", "::Ice::Object", "::Ice::Router"};
+constexpr std::array<std::string_view, 2> finder_type_ids{"::Ice::Object", "::Ice::RouterFinder"};
+
+/// One dispatch: the request, its connection, and how to answer it.
+struct call {
+    client_connection& c;
+    const protocol::request_view& r;
+    const config& cfg;
+
+    protocol::encoding_version enc() const noexcept { return r.params.encoding; }
+    bool twoway() const noexcept { return r.request_id != 0; }
+    void send(protocol::byte_buffer reply) const {
+        if (twoway()) c.enqueue(std::move(reply));
+    }
+    template <class Fn>
+    void ok(Fn&& write_results) const {
+        if (twoway()) c.enqueue(reply_ok(r.request_id, enc(), std::forward<Fn>(write_results)));
+    }
+    void ok_void() const { send(reply_void(r.request_id, enc())); }
+    /// Params decoded from the request's encapsulation.
+    protocol::input_stream params() const { return protocol::input_stream(r.params.payload(), enc()); }
+    /// Glacier2 drops a connection that calls a session-only operation without a session.
+    bool require_session() const {
+        if (c.current_session()) return true;
+        c.close(std::string("router operation '") + std::string(r.operation) + "' before a session exists");
+        return false;
+    }
+    bool malformed(const protocol::input_stream& in) const {
+        if (in.ok()) return false;
+        c.close("malformed parameters for '" + std::string(r.operation) + "': " + in.error().message());
+        return true;
+    }
+};
+
+protocol::proxy router_proxy(const config& cfg) {
+    protocol::proxy p;
+    p.id = {"router", cfg.instance_name};
+    p.endpoints = cfg.client_endpoints;
+    return p;
+}
+
+/// ice_isA / ice_ping / ice_id / ice_ids, for any object served here. @return true if handled.
+template <std::size_t N>
+bool dispatch_object_ops(const call& k, const std::array<std::string_view, N>& ids, std::string_view most_derived) {
+    const auto op = k.r.operation;
+    if (op == "ice_ping") {
+        k.ok_void();
+    } else if (op == "ice_isA") {
+        auto in = k.params();
+        const auto type_id = in.read_string();
+        if (k.malformed(in)) return true;
+        const bool is_a = std::find(ids.begin(), ids.end(), type_id) != ids.end();
+        k.ok([&](protocol::output_stream& os) { os.write_bool(is_a); });
+    } else if (op == "ice_id") {
+        k.ok([&](protocol::output_stream& os) { os.write_string(most_derived); });
+    } else if (op == "ice_ids") {
+        k.ok([&](protocol::output_stream& os) {
+            os.write_size(static_cast<std::int32_t>(N));
+            for (auto id : ids) os.write_string(id);
+        });
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void get_client_proxy(const call& k) {
+    if (!k.require_session()) return;
+    k.ok([&](protocol::output_stream& os) {
+        // nil: "use the connection you already have to the router" (spec/ice-wire.md §10).
+        os.write_identity({});
+        if (k.enc() == protocol::encoding_1_1) {
+            os.write_byte(1 << 3);  // optional tag 1, format F1
+            os.write_bool(true);    // hasRoutingTable
+        }
+    });
+}
+
+void get_server_proxy(const call& k) {
+    if (!k.require_session()) return;
+    protocol::proxy p;
+    const auto& published = k.cfg.server_published_endpoints.empty() ? k.cfg.server_endpoints
+                                                                      : k.cfg.server_published_endpoints;
+    if (!published.empty()) {
+        p.id = {"dummy", k.c.current_session()->category};
+        p.endpoints = published;
+    }
+    k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, p); });
+}
+
+void add_proxies(const call& k) {
+    if (!k.require_session()) return;
+    auto in = k.params();
+    const auto n = in.read_size();
+    std::vector<protocol::proxy> proxies;
+    for (std::int32_t i = 0; i < n && in.ok(); ++i) proxies.push_back(protocol::read_proxy(in));
+    if (k.malformed(in)) return;
+    auto& s = *k.c.current_session();
+    for (const auto& p : proxies) {
+        if (!p.is_nil() && !s.filters.accepts_proxy(p)) {
+            // Glacier2 answers a rejected proxy by dropping the connection (vector filter-address-reject).
+            k.c.close("addProxies: proxy rejected by Glacier2.Filter.Address / ProxySizeMax");
+            return;
+        }
+    }
+    const auto evicted = s.routes.add(proxies);
+    k.ok([&](protocol::output_stream& os) {
+        os.write_size(static_cast<std::int32_t>(evicted.size()));
+        for (const auto& p : evicted) protocol::write_proxy(os, p);
+    });
+}
+
+void get_category_for_client(const call& k) {
+    // Without a server endpoint there are no callbacks, and Glacier2 answers "" even without a session.
+    if (k.cfg.server_endpoints.empty()) {
+        k.ok([](protocol::output_stream& os) { os.write_string(""); });
+        return;
+    }
+    if (!k.require_session()) return;
+    k.ok([&](protocol::output_stream& os) { os.write_string(k.c.current_session()->category); });
+}
+
+void create_session_op(const call& k) {
+    auto in = k.params();
+    const auto user = in.read_string();
+    const auto password = in.read_string();
+    if (k.malformed(in)) return;
+    if (k.c.current_session() || k.c.creating_session) {
+        k.send(reply_user_exception(k.r.request_id, k.enc(), cannot_create_session_id, "session exists", true));
+        return;
+    }
+    create_session(k.c, k.r.request_id, k.enc(), std::string(user), std::string(password));
+}
+
+void destroy_session_op(const call& k) {
+    if (!k.c.current_session()) {
+        k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
+        return;
+    }
+    k.c.destroy_session();
+    k.ok_void();
+}
+
+bool dispatch_router(const call& k) {
+    const auto op = k.r.operation;
+    if (dispatch_object_ops(k, router_type_ids, router_type_id)) {
+    } else if (op == "getClientProxy") {
+        get_client_proxy(k);
+    } else if (op == "getServerProxy") {
+        get_server_proxy(k);
+    } else if (op == "addProxies") {
+        add_proxies(k);
+    } else if (op == "getCategoryForClient") {
+        get_category_for_client(k);
+    } else if (op == "createSession") {
+        create_session_op(k);
+    } else if (op == "createSessionFromSecureConnection") {
+        // No TLS endpoint yet, so no connection can carry a client certificate.
+        k.send(reply_user_exception(k.r.request_id, k.enc(), permission_denied_id,
+                                    "no configured ssl permissions verifier", true));
+    } else if (op == "refreshSession") {
+        if (k.require_session()) k.ok_void();
+    } else if (op == "destroySession") {
+        destroy_session_op(k);
+    } else if (op == "getSessionTimeout") {
+        k.ok([&](protocol::output_stream& os) { os.write_long(k.cfg.session_timeout_s); });
+    } else if (op == "getACMTimeout") {
+        k.ok([&](protocol::output_stream& os) { os.write_int(k.cfg.acm_timeout_s); });
+    } else {
+        protocol::byte_buffer out;
+        protocol::write_reply_not_exist(out, k.r.request_id, protocol::reply_status::operation_not_exist, k.r.id,
+                                        k.r.facet, k.r.operation);
+        k.send(std::move(out));
+    }
+    return !k.c.closed();
+}
+
+bool dispatch_router_finder(const call& k) {
+    if (dispatch_object_ops(k, finder_type_ids, "::Ice::RouterFinder")) return !k.c.closed();
+    if (k.r.operation == "getRouter") {
+        k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, router_proxy(k.cfg)); });
+    } else {
+        protocol::byte_buffer out;
+        protocol::write_reply_not_exist(out, k.r.request_id, protocol::reply_status::operation_not_exist, k.r.id,
+                                        k.r.facet, k.r.operation);
+        k.send(std::move(out));
+    }
+    return true;
+}
+
+}  // namespace
+
+bool is_router_identity(const config& cfg, protocol::identity_view id) noexcept {
+    return (id.name == "router" && id.category == cfg.instance_name) ||
+           (id.name == "RouterFinder" && id.category == "Ice");
+}
+
+bool dispatch_router_request(client_connection& c, const protocol::request_view& r, std::uint8_t /*compression*/) {
+    const call k{c, r, c.home().cfg()};
+    if (!r.facet.empty()) {
+        protocol::byte_buffer out;
+        protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::facet_not_exist, r.id, r.facet,
+                                        r.operation);
+        k.send(std::move(out));
+        return true;
+    }
+    return r.id.name == "router" ? dispatch_router(k) : dispatch_router_finder(k);
+}
+
+}  // namespace moraine::router

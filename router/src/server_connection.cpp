@@ -1,0 +1,102 @@
+#include <moraine/router/server_connection.hpp>
+
+#include <moraine/protocol/reply.hpp>
+#include <moraine/router/callback_route.hpp>
+#include <moraine/router/client_connection.hpp>
+#include <moraine/router/shard.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace moraine::router {
+
+server_connection::server_connection(shard& home, tcp::socket socket) : ice_connection(home, std::move(socket)) {}
+
+server_connection::~server_connection() = default;
+
+void server_connection::start() {
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+bool server_connection::on_frame(const protocol::frame_view& frame) {
+    using protocol::message_type;
+    switch (frame.header.type) {
+    case message_type::request: {
+        auto r = protocol::decode_request(frame.body());
+        if (!r) {
+            close("malformed request: " + r.error().message());
+            return false;
+        }
+        route(*r);
+        return true;
+    }
+    case message_type::batch_request: {
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            route(*r);
+        }
+        if (batch.error()) {
+            close("malformed batch request: " + batch.error().message());
+            return false;
+        }
+        return true;
+    }
+    case message_type::close_connection:
+        close("back end closed the connection");
+        return false;
+    case message_type::reply:               // nothing is ever sent to a back end on this connection
+    case message_type::validate_connection: // heartbeat
+        return true;
+    }
+    return true;
+}
+
+void server_connection::route(const protocol::request_view& r) {
+    const bool twoway = r.request_id != 0;
+    protocol::byte_buffer message;
+    protocol::write_request_message(message, 0, r, home_.cfg().server_forward_context);
+    callback_route back{home_.index(), std::static_pointer_cast<server_connection>(shared_from_this()), r.request_id};
+    auto& set = home_.set();
+    const unsigned owner = set.owner_of_category(r.id.category);
+    if (owner == home_.index()) {
+        deliver_callback(home_, r.id.category, std::move(message), twoway, std::move(back));
+        return;
+    }
+    set.invoke_on(owner, [category = std::string(r.id.category), message = std::move(message), twoway,
+                          back = std::move(back)](shard& s) mutable {
+        deliver_callback(s, category, std::move(message), twoway, std::move(back));
+    });
+}
+
+void server_connection::on_closed(std::string_view why) { spdlog::debug("server-endpoint connection closed: {}", why); }
+
+void deliver_callback(shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
+                      callback_route route) {
+    if (auto* c = owner.find_session(category)) {
+        c->forward_callback(std::move(message), twoway, std::move(route));
+        return;
+    }
+    if (!twoway) return;
+    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+    if (!r) return;
+    protocol::byte_buffer reply;
+    protocol::write_reply_not_exist(reply, route.request_id, protocol::reply_status::object_not_exist, r->id, r->facet,
+                                    r->operation);
+    send_callback_reply(owner.set(), owner.index(), route, std::move(reply));
+}
+
+void send_callback_reply(shard_set& shards, unsigned from, const callback_route& route, protocol::byte_buffer reply) {
+    if (route.shard == from) {
+        if (auto origin = route.origin.lock()) origin->enqueue(std::move(reply));
+        return;
+    }
+    shards.invoke_on(route.shard, [origin = route.origin, reply = std::move(reply)](shard&) mutable {
+        if (auto o = origin.lock()) o->enqueue(std::move(reply));
+    });
+}
+
+}  // namespace moraine::router

@@ -1,0 +1,178 @@
+#include <moraine/router/session_factory.hpp>
+
+#include <moraine/protocol/input_stream.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/protocol/user_exception.hpp>
+#include <moraine/router/backend_pool.hpp>
+#include <moraine/router/client_connection.hpp>
+#include <moraine/router/local_reply.hpp>
+#include <moraine/router/shard.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+namespace moraine::router {
+
+namespace {
+
+/// A createSession waiting for its authentication or SessionManager answer.
+struct pending_session {
+    std::weak_ptr<client_connection> conn;  // locked only on the connection's shard
+    std::int32_t request_id = 0;
+    protocol::encoding_version enc;
+    std::string user_id;
+};
+
+/// The connection, if it is still open; a session created for a vanished client is not installed.
+std::shared_ptr<client_connection> still_open(const pending_session& p) {
+    auto c = p.conn.lock();
+    if (!c || c->closed()) return nullptr;
+    c->creating_session = false;
+    return c;
+}
+
+void refuse(client_connection& c, const pending_session& p, std::string_view type_id, std::string_view reason) {
+    spdlog::debug("createSession for '{}' refused: {}", p.user_id, reason);
+    c.enqueue(reply_user_exception(p.request_id, p.enc, type_id, reason, true));
+}
+
+/// The encapsulation payload of an OK reply, as a stream in the encapsulation's encoding.
+std::optional<protocol::input_stream> results_of(const protocol::reply_view& r) {
+    protocol::input_stream outer(r.payload);
+    const auto encaps = outer.read_encapsulation();
+    if (!outer.ok()) return std::nullopt;
+    return protocol::input_stream(encaps.payload(), encaps.encoding);
+}
+
+/// The string member of a user exception `type_id` in reply `r`, if that is what it carries.
+std::optional<std::string> exception_reason(const protocol::reply_view& r, std::string_view type_id) {
+    if (r.status != protocol::reply_status::user_exception) return std::nullopt;
+    auto ex = protocol::decode_user_exception(r.payload);
+    if (!ex || ex->type_id != type_id) return std::nullopt;
+    protocol::input_stream in(ex->members);
+    auto reason = in.read_string();
+    if (!in.ok()) return std::nullopt;
+    return std::string(reason);
+}
+
+void install(client_connection& c, const pending_session& p, protocol::proxy session_proxy) {
+    const auto& cfg = c.home().cfg();
+    auto s = std::make_unique<session::session>(p.user_id, c.home().new_category(), cfg.routing_table_max,
+                                                cfg.filters);
+    s->session_proxy = std::move(session_proxy);
+    const protocol::proxy returned = s->session_proxy;
+    c.set_session(std::move(s));
+    c.enqueue(reply_ok(p.request_id, p.enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, returned); }));
+}
+
+/// Glacier2::SessionManager::create(userId, control): the returned Session* goes to the client.
+void call_session_manager(client_connection& c, pending_session p) {
+    auto& home = c.home();
+    auto manager = protocol::proxy_from_string(home.cfg().session_manager);
+    if (!manager) {
+        refuse(c, p, cannot_create_session_id, "invalid session manager proxy");
+        return;
+    }
+    protocol::output_stream params;
+    const auto start = params.start_encapsulation(protocol::encoding_1_1);
+    params.write_string(p.user_id);
+    protocol::write_proxy(params, protocol::proxy{});  // SessionControl: not served yet, so nil
+    params.end_encapsulation(start);
+    c.creating_session = true;
+    invoke(home, *manager, "create", 0, params.view(),
+           [p, &home](const protocol::reply_view* r, std::string_view failure) {
+               std::optional<protocol::proxy> session_proxy;
+               if (r && r->status == protocol::reply_status::ok) {
+                   if (auto in = results_of(*r)) {
+                       session_proxy = protocol::read_proxy(*in);
+                       if (!in->ok()) session_proxy.reset();
+                   }
+               }
+               auto c = still_open(p);
+               if (!c) {
+                   if (session_proxy && !session_proxy->is_nil()) {  // the client left meanwhile
+                       protocol::output_stream none;
+                       none.write_empty_encapsulation(protocol::encoding_1_1);
+                       invoke(home, *session_proxy, "destroy", 0, none.view(), [](auto*, std::string_view) {});
+                   }
+                   return;
+               }
+               if (session_proxy) return install(*c, p, std::move(*session_proxy));
+               if (!r) return refuse(*c, p, cannot_create_session_id, failure);
+               auto reason = exception_reason(*r, cannot_create_session_id);
+               refuse(*c, p, cannot_create_session_id, reason ? *reason : "internal server error");
+           });
+}
+
+/// Authentication finished on the connection's shard.
+void authenticated(pending_session p, bool ok, std::string_view reason) {
+    auto c = still_open(p);
+    if (!c) return;
+    if (!ok) return refuse(*c, p, permission_denied_id, reason);
+    if (c->home().cfg().session_manager.empty()) return install(*c, p, protocol::proxy{});
+    call_session_manager(*c, std::move(p));
+}
+
+/// crypt(3) takes milliseconds: run it on the blocking pool, then come back to the shard.
+void check_crypt_password(shard& home, pending_session p, std::string password) {
+    auto& set = home.set();
+    const unsigned owner = home.index();
+    asio::post(set.blocking_pool(), [&set, owner, p = std::move(p), password = std::move(password)]() mutable {
+        const bool ok = set.passwords() && set.passwords()->check(p.user_id, password);
+        set.invoke_on(owner, [p = std::move(p), ok](shard&) mutable {
+            authenticated(std::move(p), ok, "permission denied");
+        });
+    });
+}
+
+/// Glacier2::PermissionsVerifier::checkPermissions(userId, password, out reason) -> bool.
+void check_with_verifier(shard& home, pending_session p, const std::string& password) {
+    auto verifier = protocol::proxy_from_string(home.cfg().permissions_verifier);
+    if (!verifier) return authenticated(std::move(p), false, "invalid permissions verifier proxy");
+    protocol::output_stream params;
+    const auto start = params.start_encapsulation(protocol::encoding_1_1);
+    params.write_string(p.user_id);
+    params.write_string(password);
+    params.end_encapsulation(start);
+    invoke(home, *verifier, "checkPermissions", 1, params.view(),
+           [p](const protocol::reply_view* r, std::string_view failure) mutable {
+               if (!r) {
+                   spdlog::warn("permissions verifier unreachable: {}", failure);
+                   return authenticated(std::move(p), false, "internal server error");
+               }
+               if (r->status == protocol::reply_status::ok) {
+                   if (auto in = results_of(*r)) {
+                       const auto reason = in->read_string();  // out-params precede the return value
+                       const bool ok = in->read_bool();
+                       if (in->ok()) return authenticated(std::move(p), ok, reason);
+                   }
+               }
+               auto reason = exception_reason(*r, permission_denied_id);
+               authenticated(std::move(p), false, reason ? *reason : "internal server error");
+           });
+}
+
+}  // namespace
+
+void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
+                    std::string user_id, std::string password) {
+    auto& home = c.home();
+    pending_session p{c.shared(), request_id, enc, std::move(user_id)};
+    c.creating_session = true;
+    switch (home.cfg().auth) {
+    case auth_mode::allow_all:
+        return authenticated(std::move(p), true, {});
+    case auth_mode::crypt_file:
+        return check_crypt_password(home, std::move(p), std::move(password));
+    case auth_mode::verifier:
+        return check_with_verifier(home, std::move(p), password);
+    case auth_mode::none:
+        break;
+    }
+    authenticated(std::move(p), false, "no configured permissions verifier");
+}
+
+}  // namespace moraine::router

@@ -1,0 +1,410 @@
+"""Interop harness: free ports, property files, child processes, Ice clients, raw Ice sockets.
+
+Everything here is scenario-agnostic. Every process the harness starts is recorded and stopped
+by PID (terminate, then kill after 5 s); every network wait has a bound.
+"""
+import contextlib
+import crypt
+import ctypes
+import gc
+import os
+import signal
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import Ice
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PEERS = os.path.join(HERE, "peers")
+PYTHON = "/usr/bin/python3"
+HOST = "127.0.0.1"
+
+Ice.loadSlice("-I/usr/share/ice/slice " + os.path.join(HERE, "Demo.ice"))
+import Demo  # noqa: E402,F401  (generated above; scenarios import it from here)
+
+
+def _import_glacier2():
+    """Imports Glacier2 and returns the Slice class of ::Glacier2::SessionNotExistException.
+
+    python3-zeroc-ice 3.7.8's Glacier2/__init__.py rebinds Glacier2.SessionNotExistException
+    to an unrelated helper class, after Router_ice.py registered the Slice class with IcePy,
+    which keeps only a borrowed reference to it. Once the cyclic GC frees the orphaned class,
+    receiving that exception crashes the interpreter (observed: SIGSEGV in destroySession).
+    So: no GC during the import, then keep a real reference to the Slice class."""
+    first_import = "Glacier2" not in sys.modules
+    gc.disable()
+    try:
+        import Glacier2  # noqa: F401
+        for obj in gc.get_objects():
+            if (isinstance(obj, type) and issubclass(obj, Ice.UserException)
+                    and obj.__dict__.get("_ice_id") == "::Glacier2::SessionNotExistException"):
+                return obj
+    finally:
+        gc.enable()
+    raise RuntimeError("Slice class ::Glacier2::SessionNotExistException not found%s"
+                       % ("" if first_import else " (import harness before Glacier2)"))
+
+
+SessionNotExistException = _import_glacier2()
+
+# Users in the crypt password file (Glacier2.CryptPasswords): user -> clear-text password.
+CRYPT_USERS = {"alice": "secret", "bob": "builder"}
+
+
+class Failure(Exception):
+    """A scenario's check did not hold; the message is the reason printed after FAIL."""
+
+
+class Skip(Exception):
+    """A scenario that cannot run in this configuration (e.g. --no-cpp); not a failure."""
+
+
+def check(cond, reason):
+    if not cond:
+        raise Failure(reason)
+
+
+def free_port():
+    """A port nobody listens on right now (the kernel's pick), so parallel runs never collide."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def endpoint(port):
+    return "tcp -h %s -p %d" % (HOST, port)
+
+
+def write_properties(path, props):
+    """Writes an Ice property file (key=value lines) in a stable order."""
+    with open(path, "w") as f:
+        f.write("# written by tests/interop/harness.py\n")
+        for k in sorted(props):
+            f.write("%s=%s\n" % (k, props[k]))
+
+
+def wait_until(pred, timeout, interval=0.05):
+    """Polls pred() until it is truthy or timeout seconds passed; returns the last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() >= end:
+            return v
+        time.sleep(interval)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-encoded Ice protocol (spec/ice-wire.md), for what a well-behaved Ice client never sends.
+
+VALIDATE = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
+
+
+def header(msg_type, size, compress=0):
+    return b"IceP\x01\x00\x01\x00" + bytes([msg_type, compress]) + struct.pack("<i", size)
+
+
+def ice_string(s):
+    b = s.encode()
+    return (bytes([len(b)]) if len(b) < 255 else b"\xff" + struct.pack("<i", len(b))) + b
+
+
+def request(rid, name, category, op, params=b"", mode=0, enc=b"\x01\x01"):
+    """A request message (ice-wire.md §4): no facet, empty context."""
+    body = struct.pack("<i", rid) + ice_string(name) + ice_string(category) + b"\x00"
+    body += ice_string(op) + bytes([mode]) + b"\x00"
+    body += struct.pack("<i", 6 + len(params)) + enc + params
+    return header(0, 14 + len(body)) + body
+
+
+def reply_status(msg):
+    """(request id, reply status) of a reply message."""
+    if len(msg) < 19 or msg[8] != 2:
+        raise Failure("not a reply message: %s" % msg[:32].hex())
+    return struct.unpack("<i", msg[14:18])[0], msg[18]
+
+
+class RawConn:
+    """A TCP connection that speaks Ice by hand. read() returns the next whole message as bytes,
+    or one of the strings 'closed', 'reset', 'timeout'."""
+
+    def __init__(self, port, timeout=3.0):
+        self.sock = socket.create_connection((HOST, port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        first = self.read()
+        if first != VALIDATE:
+            self.close()
+            raise Failure("expected validate connection on connect, got %r" % (first,))
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def _recv_exact(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def read(self, timeout=None):
+        if timeout is not None:
+            self.sock.settimeout(timeout)
+        try:
+            hdr = self._recv_exact(14)
+            if hdr is None:
+                return "closed"
+            size = struct.unpack("<i", hdr[10:14])[0]
+            rest = self._recv_exact(size - 14) if size > 14 else b""
+            return "closed" if rest is None else hdr + rest
+        except socket.timeout:
+            return "timeout"
+        except (ConnectionResetError, BrokenPipeError):
+            return "reset"
+
+    def wait_closed(self, timeout):
+        """True if the peer closes the socket within timeout without sending one more byte.
+        Returns (closed, what): what is the first message/bytes seen otherwise."""
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return False, "timeout"
+        except (ConnectionResetError, BrokenPipeError):
+            return True, "reset"
+        return (True, "closed") if not data else (False, data)
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+# Resolved here, not in the child: between fork and exec (other threads may hold locks at fork
+# time, e.g. the dynamic loader's) the child should only make the one system call.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Child side of fork: get SIGTERM if the suite dies without stopping us (e.g. SIGKILL)."""
+    _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+
+
+class Proc:
+    def __init__(self, name, cmd, log_path):
+        self.name, self.cmd, self.log_path = name, cmd, log_path
+        self.log = open(log_path, "w")
+        self.popen = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, cwd=os.path.dirname(log_path),
+                                      preexec_fn=_die_with_parent)
+
+    def alive(self):
+        return self.popen.poll() is None
+
+    def log_tail(self, lines=15):
+        """The end of the process's output, prefixed for appending to a failure reason."""
+        self.log.flush()
+        try:
+            with open(self.log_path, errors="replace") as f:
+                tail = "".join(f.readlines()[-lines:]).rstrip()
+        except OSError:
+            tail = ""
+        return "; log tail:\n" + tail if tail else " (no output)"
+
+    def stop(self):
+        """Terminate by PID, kill if still there after 5 s."""
+        if self.alive():
+            self.popen.terminate()
+            try:
+                self.popen.wait(5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(5)
+        self.log.close()
+
+
+class Router:
+    """A running router under test: its ports and the property file it was started with."""
+
+    def __init__(self, name, proc, client_port, server_port, props):
+        self.name, self.proc, self.props = name, proc, props
+        self.client_port, self.server_port = client_port, server_port
+
+    @property
+    def proxy(self):
+        return "Glacier2/router:" + endpoint(self.client_port)
+
+
+class Env:
+    """One suite run: a temp dir, the router flavour under test, and lazily started children
+    (each router configuration and each peer is started once, on first use)."""
+
+    def __init__(self, flavour, moraine_bin, keep=False, cpp_build_dir=None):
+        self.flavour, self.moraine_bin, self.keep = flavour, moraine_bin, keep
+        self.cpp_build_dir = cpp_build_dir
+        self._cpp_exe = None
+        self.dir = tempfile.mkdtemp(prefix="moraine-interop-")
+        self.procs = []
+        self._peers = {}
+        self._routers = {}
+        self.passwords = os.path.join(self.dir, "passwords")
+        with open(self.passwords, "w") as f:
+            for user, pw in CRYPT_USERS.items():
+                f.write("%s %s\n" % (user, crypt.crypt(pw, crypt.mksalt(crypt.METHOD_SHA512))))
+
+    def start(self, name, cmd):
+        proc = Proc(name, cmd, os.path.join(self.dir, name + ".log"))
+        self.procs.append(proc)
+        return proc
+
+    def wait_ready(self, proc, port, timeout=15.0):
+        """Waits until port answers with an Ice validate connection message."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not proc.alive():
+                raise Failure("%s exited with %s before listening on %d%s"
+                              % (proc.name, proc.popen.returncode, port, proc.log_tail()))
+            try:
+                c = RawConn(port, timeout=1.0)
+                c.close()
+                return
+            except (OSError, Failure):
+                time.sleep(0.1)
+        raise Failure("%s not ready on port %d after %.0f s%s" % (proc.name, port, timeout, proc.log_tail()))
+
+    # -- Python peers -----------------------------------------------------------------------
+
+    def start_once(self, cache, label, starter):
+        """cache[name] = starter(), computed once: a start that failed is not retried (a router
+        that never listens would otherwise cost every later scenario the full wait)."""
+        if label not in cache:
+            try:
+                cache[label] = starter()
+            except Failure as e:
+                cache[label] = Failure("%s failed to start: %s" % (label, e))
+        if isinstance(cache[label], Failure):
+            raise cache[label]
+        return cache[label]
+
+    def start_ready(self, name, cmd, ports):
+        proc = self.start(name, cmd)
+        try:
+            for port in ports:
+                self.wait_ready(proc, port)
+        except Failure:
+            proc.stop()
+            raise
+        return proc
+
+    def peer(self, script):
+        """Starts peers/<script>.py once; returns its port."""
+        def starter():
+            port = free_port()
+            self.start_ready(script, [PYTHON, os.path.join(PEERS, script + ".py"), str(port)], [port])
+            return port
+        return self.start_once(self._peers, "peer " + script, starter)
+
+    def backend(self):
+        return self.peer("backend")
+
+    def hello_proxy(self, name="hello"):
+        return "%s:%s" % (name, endpoint(self.backend()))
+
+    # -- routers ----------------------------------------------------------------------------
+
+    def router(self, name, props, server=True):
+        """Starts the router under test once per configuration name. props are the
+        configuration-specific properties; endpoints are added here."""
+        def starter():
+            client_port = free_port()
+            server_port = free_port() if server else None
+            all_props = {
+                "Glacier2.InstanceName": "Glacier2",
+                "Glacier2.Client.Endpoints": endpoint(client_port),
+                "Glacier2.Trace.Session": "1",
+            }
+            if server:
+                all_props["Glacier2.Server.Endpoints"] = endpoint(server_port)
+            all_props.update(props)
+            cfg = os.path.join(self.dir, "router-%s.cfg" % name)
+            write_properties(cfg, all_props)
+            if self.flavour == "glacier2":
+                cmd = ["/usr/bin/glacier2router", "--Ice.Config=" + cfg]
+            else:
+                cmd = [self.moraine_bin, "--ice-config", cfg]
+            ports = [client_port] + ([server_port] if server else [])
+            proc = self.start_ready("router-" + name, cmd, ports)
+            return Router(name, proc, client_port, server_port, all_props)
+        router = self.start_once(self._routers, "router " + name, starter)
+        if not router.proc.alive():
+            raise Failure("router %s died earlier (rc %s)%s"
+                          % (name, router.proc.popen.returncode, router.proc.log_tail()))
+        return router
+
+    # -- the C++ client -------------------------------------------------------------------
+
+    def build_cpp_client(self):
+        """Configures and builds tests/interop/cpp once per run (incrementally: the build dir
+        is reused across runs); returns the executable's path."""
+        if self._cpp_exe is None:
+            log = os.path.join(self.dir, "cpp-build.log")
+            steps = [["cmake", "-S", os.path.join(HERE, "cpp"), "-B", self.cpp_build_dir,
+                      "-DCMAKE_BUILD_TYPE=Release"],
+                     ["cmake", "--build", self.cpp_build_dir, "-j", str(os.cpu_count() or 2)]]
+            with open(log, "w") as out:
+                for cmd in steps:
+                    try:
+                        rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=240).returncode
+                    except subprocess.TimeoutExpired:
+                        rc = "timeout"
+                    if rc != 0:
+                        out.flush()
+                        with open(log, errors="replace") as f:
+                            tail = "".join(f.readlines()[-10:])
+                        raise Failure("building the C++ client failed (%s: %s):\n%s" % (" ".join(cmd), rc, tail))
+            self._cpp_exe = os.path.join(self.cpp_build_dir, "moraine-interop-client")
+        return self._cpp_exe
+
+    # -- Ice clients --------------------------------------------------------------------------
+
+    @staticmethod
+    def client_properties(router=None, extra=None):
+        props = {
+            "Ice.Warn.Connections": "0",
+            # Every invocation and connection attempt is bounded.
+            "Ice.Default.InvocationTimeout": "5000",
+            "Ice.Override.ConnectTimeout": "3000",
+            "Ice.Override.CloseTimeout": "3000",
+            # No silent retries: a failure the router causes must surface in the scenario.
+            # (Glacier2's ObjectNotExist "ice_add_proxy" is still retried: Ice always does.)
+            "Ice.RetryIntervals": "-1",
+        }
+        if router is not None:
+            props["Ice.Default.Router"] = router.proxy
+        props.update(extra or {})
+        return props
+
+    def communicator(self, router=None, extra=None):
+        """A fresh client communicator (use with `with`)."""
+        init = Ice.InitializationData()
+        init.properties = Ice.createProperties()
+        for k, v in self.client_properties(router, extra).items():
+            init.properties.setProperty(k, v)
+        return Ice.initialize(init)
+
+    def close(self, success):
+        for proc in reversed(self.procs):
+            proc.stop()
+        if success and not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            print("logs and configs kept in", self.dir, file=sys.stderr)

@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Glacier2::SessionManager peer on 127.0.0.1:PORT, identities `manager` and `recorder`.
+
+  session_manager.py PORT
+
+create(user, control) returns a Session hosted here with identity session/<user>. What the
+router passes is recorded; the user name selects extra behaviour, so that scenarios can ask
+for it without a side channel:
+  ctl-*     : calls control.getSessionTimeout() and control.categories().add(["allowed"])
+  refuse-*  : throws CannotCreateSessionException("manager refused <user>")
+"""
+import sys
+
+import Glacier2
+import Ice
+from peer_common import RecorderI, communicator, serve
+
+
+class SessionI(Glacier2.Session):
+    def __init__(self, user, recorder):
+        self._user, self._rec = user, recorder
+
+    def destroy(self, current):
+        self._rec.record("destroy " + self._user)
+        current.adapter.remove(current.id)
+
+
+class ManagerI(Glacier2.SessionManager):
+    def __init__(self, recorder):
+        self._rec = recorder
+
+    def create(self, user, control, current):
+        self._rec.record("create %s control=%d" % (user, control is not None))
+        if user.startswith("refuse-"):
+            raise Glacier2.CannotCreateSessionException("manager refused " + user)
+        if user.startswith("ctl-") and control is not None:
+            self._rec.record("timeout %s %d" % (user, control.getSessionTimeout()))
+            control.categories().add(["allowed"])
+            self._rec.record("categories %s %s" % (user, ",".join(control.categories().get())))
+        prx = current.adapter.add(SessionI(user, self._rec), Ice.Identity(user, "session"))
+        return Glacier2.SessionPrx.uncheckedCast(prx)
+
+
+if __name__ == "__main__":
+    rec = RecorderI()
+    with communicator() as ic:
+        serve(ic, int(sys.argv[1]), {"manager": ManagerI(rec), "recorder": rec})
