@@ -60,27 +60,15 @@ protocol::proxy router_proxy(const config& cfg) {
 }
 
 /// ice_isA / ice_ping / ice_id / ice_ids, for any object served here. @return true if handled.
-template <std::size_t N>
-bool dispatch_object_ops(const call& k, const std::array<std::string_view, N>& ids, std::string_view most_derived) {
-    const auto op = k.r.operation;
-    if (op == "ice_ping") {
-        k.ok_void();
-    } else if (op == "ice_isA") {
-        auto in = k.params();
-        const auto type_id = in.read_string();
-        if (k.malformed(in)) return true;
-        const bool is_a = std::find(ids.begin(), ids.end(), type_id) != ids.end();
-        k.ok([&](protocol::output_stream& os) { os.write_bool(is_a); });
-    } else if (op == "ice_id") {
-        k.ok([&](protocol::output_stream& os) { os.write_string(most_derived); });
-    } else if (op == "ice_ids") {
-        k.ok([&](protocol::output_stream& os) {
-            os.write_size(static_cast<std::int32_t>(N));
-            for (auto id : ids) os.write_string(id);
-        });
-    } else {
-        return false;
+bool dispatch_object_ops(const call& k, std::span<const std::string_view> ids, std::string_view most_derived) {
+    bool malformed = false;
+    auto reply = answer_object_op(k.r, ids, most_derived, malformed);
+    if (malformed) {
+        k.c.close("malformed parameters for '" + std::string(k.r.operation) + "'");
+        return true;
     }
+    if (!reply) return false;
+    k.send(std::move(*reply));
     return true;
 }
 
@@ -187,10 +175,7 @@ bool dispatch_router(const call& k) {
     } else if (op == "getACMTimeout") {
         k.ok([&](protocol::output_stream& os) { os.write_int(k.cfg.acm_timeout_s); });
     } else {
-        protocol::byte_buffer out;
-        protocol::write_reply_not_exist(out, k.r.request_id, protocol::reply_status::operation_not_exist, k.r.id,
-                                        k.r.facet, k.r.operation);
-        k.send(std::move(out));
+        k.send(reply_not_exist(k.r, protocol::reply_status::operation_not_exist));
     }
     return !k.c.closed();
 }
@@ -200,10 +185,7 @@ bool dispatch_router_finder(const call& k) {
     if (k.r.operation == "getRouter") {
         k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, router_proxy(k.cfg)); });
     } else {
-        protocol::byte_buffer out;
-        protocol::write_reply_not_exist(out, k.r.request_id, protocol::reply_status::operation_not_exist, k.r.id,
-                                        k.r.facet, k.r.operation);
-        k.send(std::move(out));
+        k.send(reply_not_exist(k.r, protocol::reply_status::operation_not_exist));
     }
     return true;
 }
@@ -218,10 +200,7 @@ bool is_router_identity(const config& cfg, protocol::identity_view id) noexcept 
 bool dispatch_router_request(client_connection& c, const protocol::request_view& r, std::uint8_t /*compression*/) {
     const call k{c, r, c.home().cfg()};
     if (!r.facet.empty()) {
-        protocol::byte_buffer out;
-        protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::facet_not_exist, r.id, r.facet,
-                                        r.operation);
-        k.send(std::move(out));
+        k.send(reply_not_exist(r, protocol::reply_status::facet_not_exist));
         return true;
     }
     return r.id.name == "router" ? dispatch_router(k) : dispatch_router_finder(k);

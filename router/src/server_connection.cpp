@@ -3,6 +3,7 @@
 #include <moraine/protocol/reply.hpp>
 #include <moraine/router/callback_route.hpp>
 #include <moraine/router/client_connection.hpp>
+#include <moraine/router/session_control.hpp>
 #include <moraine/router/shard.hpp>
 #include <moraine/router/shard_set.hpp>
 
@@ -61,6 +62,14 @@ void server_connection::route(const protocol::request_view& r) {
     protocol::write_request_message(message, 0, r, home_.cfg().server_forward_context);
     callback_route back{home_.index(), std::static_pointer_cast<server_connection>(shared_from_this()), r.request_id};
     auto& set = home_.set();
+    if (is_session_control_category(home_.cfg(), r.id.category)) {
+        // SessionControl objects are named after the session's category, which names its shard.
+        const unsigned owner = set.owner_of_category(r.id.name);
+        set.invoke_on(owner, [message = std::move(message), twoway, back = std::move(back)](shard& s) mutable {
+            dispatch_session_control(s, std::move(message), twoway, std::move(back));
+        });
+        return;
+    }
     const unsigned owner = set.owner_of_category(r.id.category);
     if (owner == home_.index()) {
         deliver_callback(home_, r.id.category, std::move(message), twoway, std::move(back));

@@ -7,6 +7,7 @@
 #include <moraine/router/backend_pool.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/local_reply.hpp>
+#include <moraine/router/session_control.hpp>
 #include <moraine/router/shard.hpp>
 #include <moraine/router/shard_set.hpp>
 
@@ -58,49 +59,60 @@ std::optional<std::string> exception_reason(const protocol::reply_view& r, std::
     return std::string(reason);
 }
 
-void install(client_connection& c, const pending_session& p, protocol::proxy session_proxy) {
+std::unique_ptr<session::session> new_session(client_connection& c, const pending_session& p) {
     const auto& cfg = c.home().cfg();
-    auto s = std::make_unique<session::session>(p.user_id, c.home().new_category(), cfg.routing_table_max,
-                                                cfg.filters);
-    s->session_proxy = std::move(session_proxy);
-    const protocol::proxy returned = s->session_proxy;
-    c.set_session(std::move(s));
+    return std::make_unique<session::session>(p.user_id, c.home().new_category(), cfg.routing_table_max, cfg.filters);
+}
+
+/// Answers createSession with the session proxy (nil without a SessionManager).
+void reply_created(client_connection& c, const pending_session& p) {
+    const protocol::proxy returned = c.session_state()->session_proxy;
     c.enqueue(reply_ok(p.request_id, p.enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, returned); }));
 }
 
-/// Glacier2::SessionManager::create(userId, control): the returned Session* goes to the client.
+void destroy_external_session(shard& home, const protocol::proxy& session_proxy) {
+    protocol::output_stream none;
+    none.write_empty_encapsulation(protocol::encoding_1_1);
+    invoke(home, session_proxy, "destroy", 0, none.view(), [](auto*, std::string_view) {});
+}
+
+/// The Session* in an OK reply of SessionManager::create, if well formed.
+std::optional<protocol::proxy> session_proxy_of(const protocol::reply_view* r) {
+    if (!r || r->status != protocol::reply_status::ok) return std::nullopt;
+    auto in = results_of(*r);
+    if (!in) return std::nullopt;
+    auto proxy = protocol::read_proxy(*in);
+    if (!in->ok()) return std::nullopt;
+    return proxy;
+}
+
+/** Glacier2::SessionManager::create(userId, control): the returned Session* goes to the client.
+    The session state exists (unrouted) during the call, so the manager can set its filters
+    through the SessionControl before create returns. */
 void call_session_manager(client_connection& c, pending_session p) {
     auto& home = c.home();
     auto manager = protocol::proxy_from_string(home.cfg().session_manager);
-    if (!manager) {
-        refuse(c, p, cannot_create_session_id, "invalid session manager proxy");
-        return;
-    }
+    if (!manager) return refuse(c, p, cannot_create_session_id, "invalid session manager proxy");
+    c.set_session(new_session(c, p));
+    c.creating_session = true;
     protocol::output_stream params;
     const auto start = params.start_encapsulation(protocol::encoding_1_1);
     params.write_string(p.user_id);
-    protocol::write_proxy(params, protocol::proxy{});  // SessionControl: not served yet, so nil
+    protocol::write_proxy(params, session_control_proxy(home.cfg(), c.session_state()->category));
     params.end_encapsulation(start);
-    c.creating_session = true;
     invoke(home, *manager, "create", 0, params.view(),
            [p, &home](const protocol::reply_view* r, std::string_view failure) {
-               std::optional<protocol::proxy> session_proxy;
-               if (r && r->status == protocol::reply_status::ok) {
-                   if (auto in = results_of(*r)) {
-                       session_proxy = protocol::read_proxy(*in);
-                       if (!in->ok()) session_proxy.reset();
-                   }
-               }
+               auto session_proxy = session_proxy_of(r);
                auto c = still_open(p);
-               if (!c) {
-                   if (session_proxy && !session_proxy->is_nil()) {  // the client left meanwhile
-                       protocol::output_stream none;
-                       none.write_empty_encapsulation(protocol::encoding_1_1);
-                       invoke(home, *session_proxy, "destroy", 0, none.view(), [](auto*, std::string_view) {});
-                   }
+               if (!c || !c->session_state()) {  // the client left meanwhile
+                   if (session_proxy && !session_proxy->is_nil()) destroy_external_session(home, *session_proxy);
                    return;
                }
-               if (session_proxy) return install(*c, p, std::move(*session_proxy));
+               if (session_proxy) {
+                   c->session_state()->session_proxy = std::move(*session_proxy);
+                   return reply_created(*c, p);
+               }
+               c->destroy_session();
                if (!r) return refuse(*c, p, cannot_create_session_id, failure);
                auto reason = exception_reason(*r, cannot_create_session_id);
                refuse(*c, p, cannot_create_session_id, reason ? *reason : "internal server error");
@@ -112,8 +124,9 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
     auto c = still_open(p);
     if (!c) return;
     if (!ok) return refuse(*c, p, permission_denied_id, reason);
-    if (c->home().cfg().session_manager.empty()) return install(*c, p, protocol::proxy{});
-    call_session_manager(*c, std::move(p));
+    if (!c->home().cfg().session_manager.empty()) return call_session_manager(*c, std::move(p));
+    c->set_session(new_session(*c, p));
+    reply_created(*c, p);
 }
 
 /// crypt(3) takes milliseconds: run it on the blocking pool, then come back to the shard.

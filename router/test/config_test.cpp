@@ -596,8 +596,8 @@ TEST_F(config_files, yaml_type_errors_name_the_key_path) {
 }
 
 TEST_F(config_files, yaml_syntax_and_file_errors) {
-    EXPECT_EQ(yaml_error("client:\n  endpoints: [unclosed\n"),
-              yaml_file() + ":3: syntax: end of sequence not found");
+    // The reason is yaml-cpp's own wording; file, line and "syntax" are ours.
+    EXPECT_EQ(yaml_error("client:\n  endpoints: [unclosed\n").rfind(yaml_file() + ":3: syntax: end of sequence", 0), 0u);
     EXPECT_EQ(yaml_error(yaml_client + "client:\n  endpoints: tcp -p 1\n"), yaml_file() + ":3: client: duplicate key");
     EXPECT_EQ(error_of([&] { load_yaml_config(dir_ / "none.yaml"); }),
               (dir_ / "none.yaml").string() + ": open: No such file or directory");

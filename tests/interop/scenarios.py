@@ -551,6 +551,7 @@ def session_control(env):
         rec = recorder(plain, env.peer("session_manager"))
         with session(env, router, user, user + "-ok") as (ic, _):
             events = rec.events()
+            check("create %s control=1" % user in events, "create() got no SessionControl: %s" % events[-2:])
             check("timeout %s %d" % (user, SESSION_TIMEOUT) in events,
                   "SessionControl.getSessionTimeout not %d: %s" % (SESSION_TIMEOUT, events[-3:]))
             check("categories %s allowed" % user in events, "categories().get() after add: %s" % events[-3:])

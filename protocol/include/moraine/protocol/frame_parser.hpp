@@ -23,9 +23,14 @@ struct frame_view {
 };
 
 /// Finds the first whole Ice message at the front of `input` (spec/ice-wire.md §2, §3).
-/// Checks, in Ice's order, magic, protocol 1.0, protocol encoding 1.0, size >= 14,
-/// size <= lim.max_message_bytes (on the header alone, before the body arrives), message type.
-/// Allocates nothing; the view borrows `input`.
+/// Checks, in Ice's order, magic (errc::bad_magic, already on the first wrong byte), protocol 1.0
+/// (::unsupported_protocol), protocol encoding 1.0 (::unsupported_encoding), size >= 14
+/// (::illegal_message_size, also for a negative size), size <= lim.max_message_bytes unless it
+/// is 0 (::message_too_large), message type 0..4 (::unknown_message_type); then a validate or
+/// close connection message must be exactly 14 bytes (::illegal_message_size) and a compressed
+/// (status 2) message must be neither of those and hold the 4-byte size prefix
+/// (::bad_compression). All checks use the header alone, before the body arrives.
+/// Allocates nothing; the view borrows `input`. Clears `ec` on entry.
 /// @return the message; nullopt if more bytes are needed (ec clear) or the input is bad (ec set).
 std::optional<frame_view> parse_frame(byte_view input, const limits& lim, boost::system::error_code& ec) noexcept;
 

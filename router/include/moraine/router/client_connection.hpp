@@ -35,7 +35,11 @@ public:
     /// That back end drained (or closed).
     void backend_drained() noexcept { blocked_on_backend_ = false; resume_reads(); }
 
-    session::session* current_session() noexcept { return session_.get(); }
+    /// The session, once createSession has answered; nullptr before (and while it runs).
+    session::session* current_session() noexcept { return creating_session ? nullptr : session_.get(); }
+    /// The session state even while a SessionManager is still creating it: its SessionControl
+    /// may edit the filters from inside SessionManager::create, as Glacier2 allows.
+    session::session* session_state() noexcept { return session_.get(); }
     /// Installs the session the router servant created; registers its category with the shard.
     void set_session(std::unique_ptr<session::session> s);
     /// Ends the session (destroySession, or the connection closing): unregisters it, destroys an

@@ -2,6 +2,9 @@
 // Replies to operations the router serves itself, in the encoding of the request.
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+
+#include <span>
 
 #include <cstdint>
 #include <optional>
@@ -30,6 +33,17 @@ protocol::byte_buffer reply_void(std::int32_t request_id, protocol::encoding_ver
 protocol::byte_buffer reply_user_exception(std::int32_t request_id, protocol::encoding_version enc,
                                            std::string_view type_id, std::optional<std::string_view> reason,
                                            bool sliced);
+
+/** Answers the Ice::Object operations ice_ping, ice_isA, ice_id and ice_ids for an object whose
+    type ids are `ids` (sorted, as ice_ids returns them) and most derived type `most_derived`.
+    @return the reply; nullopt if `r` is another operation or its parameters are malformed
+    (`malformed` is then set). */
+std::optional<protocol::byte_buffer> answer_object_op(const protocol::request_view& r,
+                                                      std::span<const std::string_view> ids,
+                                                      std::string_view most_derived, bool& malformed);
+
+/// OperationNotExist / FacetNotExist / ObjectNotExist for `r`, with its identity, facet and operation.
+protocol::byte_buffer reply_not_exist(const protocol::request_view& r, protocol::reply_status status);
 
 /// The Glacier2 exception type ids.
 inline constexpr std::string_view permission_denied_id = "::Glacier2::PermissionDeniedException";

@@ -1,0 +1,35 @@
+#pragma once
+// Glacier2::SessionControl and its StringSet / IdentitySet objects, served on the server endpoints.
+#include <moraine/protocol/bytes.hpp>
+#include <moraine/protocol/identity.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/router/callback_route.hpp>
+#include <moraine/router/config.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace moraine::router {
+
+class shard;
+
+/** The category of a session's control objects: `<InstanceName>.SessionControl`, with suffixes
+    `.categories`, `.adapterIds`, `.identities` for its filter sets. The identity name is the
+    session's own category, which names the owning shard (shard::new_category). */
+std::string session_control_category(const config& cfg);
+
+/// True if `category` names one of the SessionControl objects.
+bool is_session_control_category(const config& cfg, std::string_view category) noexcept;
+
+/// The SessionControl proxy handed to SessionManager::create for the session `session_category`
+/// (nil without server endpoints: nobody could reach it).
+protocol::proxy session_control_proxy(const config& cfg, const std::string& session_category);
+
+/** Dispatches a request (the whole request `message`) to a SessionControl, StringSet or IdentitySet
+    object, on the shard that owns the session, and sends the reply back along `route`.
+    SessionControl: categories, adapterIds, identities, getSessionTimeout, destroy.
+    StringSet / IdentitySet: add, remove, get (edit the session's filters).
+    An unknown session gets ObjectNotExistException. */
+void dispatch_session_control(shard& owner, protocol::byte_buffer message, bool twoway, callback_route route);
+
+}  // namespace moraine::router
