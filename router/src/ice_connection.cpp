@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <array>
+
 namespace moraine::router {
 
 namespace {
@@ -26,14 +29,42 @@ ice_connection::ice_connection(shard& home, tcp::socket socket)
 ice_connection::~ice_connection() = default;
 
 void ice_connection::start_loops() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    direct_writes_ = !ec;
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
     asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
 }
 
+bool ice_connection::write_now(outbound_frame& f) {
+    // Nothing queued means no write in flight (frames stay queued until written), so writing
+    // here keeps order; it saves the writer's wake-up on the common one-message path.
+    if (!direct_writes_ || !writes_enabled_ || !out_.empty()) return false;
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(f.head),
+                                           f.tail ? asio::buffer(*f.tail) : asio::const_buffer()};
+    boost::system::error_code ec;
+    const std::size_t n = socket_.write_some(bufs, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+    if (ec) {
+        close(ec.message());
+        return true;
+    }
+    if (n == f.size()) return true;
+    // Partial write: queue what is left (the shared tail, if reached, is copied: rare).
+    protocol::byte_buffer rest;
+    rest.reserve(f.size() - n);
+    const std::size_t from_head = std::min(n, f.head.size());
+    rest.insert(rest.end(), f.head.begin() + static_cast<std::ptrdiff_t>(from_head), f.head.end());
+    if (f.tail) rest.insert(rest.end(), f.tail->begin() + static_cast<std::ptrdiff_t>(n - from_head), f.tail->end());
+    f = outbound_frame{std::move(rest), {}};
+    return false;
+}
+
 enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
+    if (write_now(f)) return enqueue_result::queued;
     const auto r = out_.push(std::move(f));
     if (r == enqueue_result::over_limit) {
         ++home_.metrics().slow_consumers_closed;
@@ -56,7 +87,6 @@ void ice_connection::close(std::string_view why) {
 
 asio::awaitable<void> ice_connection::read_loop() {
     boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
     auto& scratch = home_.scratch();
     while (!closed_) {
         if (reads_paused()) {

@@ -67,6 +67,9 @@ private:
     asio::awaitable<void> read_loop();
     asio::awaitable<void> write_loop();
     bool on_bytes(protocol::byte_view data);
+    /// Writes `f` at once if nothing is queued. @return true if it was written in full (or the
+    /// connection closed); false to queue `f` (possibly trimmed after a partial write).
+    bool write_now(outbound_frame& f);
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
@@ -74,6 +77,7 @@ private:
     asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
     std::chrono::steady_clock::time_point last_activity_;
     bool closed_ = false;
+    bool direct_writes_ = false;  // the socket is non-blocking: enqueue may write at once
 };
 
 }  // namespace moraine::router
