@@ -139,15 +139,17 @@ enqueue_result backend_connection::forward(const protocol::request_view& r, bool
     return enqueue(std::move(message));
 }
 
-void backend_connection::invoke(protocol::byte_buffer message, reply_handler done) {
+enqueue_result backend_connection::send(outbound_frame f, reply_handler done) {
     if (closed()) {
-        done(nullptr, failure_);
-        return;
+        if (done) done(nullptr, failure_);
+        return enqueue_result::over_limit;
     }
-    const std::int32_t id = next_request_id();
-    std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
-    pending_.emplace(id, pending{{}, 0, 0, std::move(done)});
-    enqueue(std::move(message));
+    if (done) {
+        const std::int32_t id = next_request_id();
+        std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+        pending_.emplace(id, pending{{}, 0, 0, std::move(done)});
+    }
+    return enqueue(std::move(f));
 }
 
 void backend_connection::on_drained() {

@@ -159,19 +159,33 @@ void client_connection::deliver_reply(std::int32_t client_request_id, const prot
     enqueue(std::move(out));
 }
 
+std::int32_t client_connection::track_callback(callback_route route) {
+    std::int32_t id;
+    do {
+        id = next_callback_id_;
+        next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
+    } while (callbacks_.contains(id));
+    callbacks_.emplace(id, std::move(route));
+    return id;
+}
+
 void client_connection::forward_callback(protocol::byte_buffer message, bool twoway, callback_route route) {
     if (closed()) return;
     if (twoway) {
-        std::int32_t id;
-        do {
-            id = next_callback_id_;
-            next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
-        } while (callbacks_.contains(id));
-        callbacks_.emplace(id, std::move(route));
+        const std::int32_t id = track_callback(std::move(route));
         std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     ++home_.metrics().callbacks_forwarded;
     enqueue(std::move(message));
+}
+
+enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway) {
+    if (closed()) return enqueue_result::over_limit;
+    if (twoway) {
+        const std::int32_t id = track_callback(callback_route{home_.index(), {}, 0});
+        std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+    }
+    return enqueue(std::move(f));
 }
 
 void client_connection::on_callback_reply(const protocol::reply_view& r) {
@@ -186,6 +200,7 @@ void client_connection::on_callback_reply(const protocol::reply_view& r) {
 
 void client_connection::fail_callbacks() noexcept {
     for (auto& [id, route] : callbacks_) {
+        if (route.origin.expired()) continue;  // nobody waits (twoway events)
         send_callback_reply(home_.set(), home_.index(), route,
                             unknown_local_reply(route.request_id,
                                                 "::Ice::ConnectionLostException:\nconnection lost: client gone"));

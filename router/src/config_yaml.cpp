@@ -93,7 +93,7 @@ public:
     }
 
     void read(std::string_view key, std::string& out) {
-        if (auto v = scalar(key, "expected a string")) out = *v;
+        if (auto v = scalar(key, "expected a string")) out = v->text;
     }
 
     template <class T>
@@ -121,12 +121,15 @@ public:
         fail(*v, key, "expected a size in bytes such as 65536, 64KiB or 16MiB");
     }
 
-    /// A list of strings (`[a, b]` or one `- item` per line).
-    std::vector<std::string> read_list(std::string_view key) {
+    /// A list of strings (`[a, b]` or one `- item` per line). `list_at` (optional) receives
+    /// the list's "FILE:LINE" for errors the caller finds in the items.
+    std::vector<std::string> read_list(std::string_view key, std::string* list_at = nullptr) {
         auto v = take(key);
         std::vector<std::string> out;
+        if (list_at) *list_at = file_;
         if (!v) return out;
         if (!v->IsSequence()) fail(*v, key, "expected a list of strings");
+        if (list_at) *list_at = at(*v);
         for (const auto& item : *v) {
             if (!item.IsScalar()) fail(item, key, "expected a list of strings");
             out.push_back(item.Scalar());
@@ -149,15 +152,17 @@ public:
         return out;
     }
 
-    /// A scalar's text and where it is, for values checked further by the caller.
-    std::optional<std::string> scalar(std::string_view key, const std::string& expected) {
+    /// A scalar's text and its "FILE:LINE", for values the caller checks further.
+    struct located {
+        std::string text;
+        std::string at;
+    };
+    std::optional<located> scalar(std::string_view key, const std::string& expected) {
         auto v = take(key);
         if (!v) return std::nullopt;
         if (!v->IsScalar()) fail(*v, key, expected);
-        last_ = *v;
-        return v->Scalar();
+        return located{v->Scalar(), at(*v)};
     }
-    std::string last_at() const { return at(last_); }
 
 private:
     static std::optional<std::size_t> parse_size(const std::string& s) {
@@ -179,7 +184,6 @@ private:
     std::string path_;
     const std::string& file_;
     std::vector<std::string> taken_;
-    YAML::Node last_;
 };
 
 void read_client(yaml_section s, config& cfg) {
@@ -208,8 +212,8 @@ void read_session(yaml_section s, config& cfg) {
     s.read_int("timeout", 0, INT_MAX, cfg.session_timeout_s);
     s.read_int("routing_table_max", 0, INT_MAX, cfg.routing_table_max);
     if (auto v = s.scalar("manager", "expected a proxy string")) {
-        detail::parse_proxy(*v, s.last_at(), "session.manager");
-        cfg.session_manager = *v;
+        detail::parse_proxy(v->text, v->at, "session.manager");
+        cfg.session_manager = v->text;
     }
     s.finish();
 }
@@ -217,41 +221,39 @@ void read_session(yaml_section s, config& cfg) {
 auth_mode parse_auth_mode(yaml_section& s) {
     auto mode = s.scalar("mode", "expected one of none, crypt_file, verifier, allow_all");
     if (!mode) throw config_error(s.file(), "auth.mode", "required (none, crypt_file, verifier or allow_all)");
-    if (*mode == "none") return auth_mode::none;
-    if (*mode == "crypt_file") return auth_mode::crypt_file;
-    if (*mode == "verifier") return auth_mode::verifier;
-    if (*mode == "allow_all") return auth_mode::allow_all;
-    throw config_error(s.last_at(), "auth.mode",
-                       "expected one of none, crypt_file, verifier, allow_all, got '" + *mode + "'");
+    if (mode->text == "none") return auth_mode::none;
+    if (mode->text == "crypt_file") return auth_mode::crypt_file;
+    if (mode->text == "verifier") return auth_mode::verifier;
+    if (mode->text == "allow_all") return auth_mode::allow_all;
+    throw config_error(mode->at, "auth.mode",
+                       "expected one of none, crypt_file, verifier, allow_all, got '" + mode->text + "'");
 }
 
 void read_auth(yaml_section s, config& cfg, const std::filesystem::path& config_dir) {
     if (!s.present()) return;  // no auth section: auth_mode::none, every createSession refused
     cfg.auth = parse_auth_mode(s);
     auto crypt = s.scalar("crypt_passwords", "expected a file path");
-    std::string crypt_at = crypt ? s.last_at() : s.file();
     auto verifier = s.scalar("permissions_verifier", "expected a proxy string");
-    std::string verifier_at = verifier ? s.last_at() : s.file();
     if (auto ssl = s.scalar("ssl_permissions_verifier", "expected a proxy string")) {
-        detail::parse_proxy(*ssl, s.last_at(), "auth.ssl_permissions_verifier");
-        cfg.ssl_permissions_verifier = *ssl;
+        detail::parse_proxy(ssl->text, ssl->at, "auth.ssl_permissions_verifier");
+        cfg.ssl_permissions_verifier = ssl->text;
     }
     s.finish();
 
     // Each mode takes exactly its own key, so a half-edited section cannot mean two things.
     if (crypt && cfg.auth != auth_mode::crypt_file)
-        throw config_error(crypt_at, "auth.crypt_passwords", "only used with mode crypt_file");
+        throw config_error(crypt->at, "auth.crypt_passwords", "only used with mode crypt_file");
     if (verifier && cfg.auth != auth_mode::verifier)
-        throw config_error(verifier_at, "auth.permissions_verifier", "only used with mode verifier");
+        throw config_error(verifier->at, "auth.permissions_verifier", "only used with mode verifier");
     if (cfg.auth == auth_mode::crypt_file) {
         if (!crypt) throw config_error(s.file(), "auth.crypt_passwords", "required with mode crypt_file");
-        std::filesystem::path file(*crypt);
+        std::filesystem::path file(crypt->text);
         if (file.is_relative()) file = config_dir / file;  // relative to the YAML file, not the cwd
-        cfg.crypt_passwords = detail::check_crypt_passwords(file, crypt_at, "auth.crypt_passwords");
+        cfg.crypt_passwords = detail::check_crypt_passwords(file, crypt->at, "auth.crypt_passwords");
     }
     if (cfg.auth == auth_mode::verifier) {
         if (!verifier) throw config_error(s.file(), "auth.permissions_verifier", "required with mode verifier");
-        detail::set_permissions_verifier(cfg, *verifier, verifier_at, "auth.permissions_verifier");
+        detail::set_permissions_verifier(cfg, verifier->text, verifier->at, "auth.permissions_verifier");
     }
 }
 
@@ -259,17 +261,20 @@ void read_filters(yaml_section s, config& cfg) {
     auto& f = cfg.filters;
     f.category_accept = s.read_list("category_accept");
     s.read_int("category_accept_user", 0, 2, f.category_accept_user);
-    f.identity_accept = detail::parse_identities(s.read_list("identity_accept"), s.file(), "filters.identity_accept");
+    std::string ids_at;
+    auto ids = s.read_list("identity_accept", &ids_at);
+    f.identity_accept = detail::parse_identities(ids, ids_at, "filters.identity_accept");
     f.adapter_id_accept = s.read_list("adapter_id_accept");
     for (std::string_view key : {"address_accept", "address_reject"}) {
         std::string rules;
-        for (const auto& rule : s.read_list(key)) {
+        std::string rules_at;
+        for (const auto& rule : s.read_list(key, &rules_at)) {
             // One rule per item: a space would silently make it two.
             if (rule.empty() || rule.find_first_of(" \t") != std::string::npos)
-                throw config_error(s.file(), s.path(key), "one rule per list item, without spaces: '" + rule + "'");
+                throw config_error(rules_at, s.path(key), "one rule per list item, without spaces: '" + rule + "'");
             rules += (rules.empty() ? "" : " ") + rule;
         }
-        detail::check_address_rules(rules, s.file(), s.path(key));
+        detail::check_address_rules(rules, rules_at, s.path(key));
         (key == "address_accept" ? f.address_accept : f.address_reject) = rules;
     }
     s.read_int("proxy_size_max", 0, INT_MAX, f.proxy_size_max);

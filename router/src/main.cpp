@@ -1,4 +1,5 @@
 // moraine-router: the session router. `--config FILE.yaml` or `--ice-config FILE` (a Glacier2 property file).
+#include <moraine/icestorm/topic_service.hpp>
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/router/config.hpp>
 #include <moraine/router/shard_set.hpp>
@@ -91,8 +92,10 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
 
     std::unique_ptr<router::shard_set> shards;
+    std::unique_ptr<icestorm::topic_service> topics;
     try {
         shards = std::make_unique<router::shard_set>(cfg);
+        if (cfg->topics.enabled) topics = std::make_unique<icestorm::topic_service>(*shards);
         shards->start();
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
@@ -100,6 +103,9 @@ int main(int argc, char** argv) {
     }
     spdlog::info("{} ready: {} shard(s), client endpoints {}, server endpoints {}", version, shards->size(),
                  endpoints_text(cfg->client_endpoints), endpoints_text(cfg->server_endpoints));
+    if (topics)
+        spdlog::info("topic service {}: TopicManager {}, Publish {}", cfg->topics.instance_name,
+                     endpoints_text(cfg->topics.topic_manager_endpoints), endpoints_text(cfg->topics.publish_endpoints));
 
     int sig = 0;
     sigwait(&stop_signals, &sig);

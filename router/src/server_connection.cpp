@@ -60,7 +60,7 @@ void server_connection::route(const protocol::request_view& r) {
     const bool twoway = r.request_id != 0;
     protocol::byte_buffer message;
     protocol::write_request_message(message, 0, r, home_.cfg().server_forward_context);
-    callback_route back{home_.index(), std::static_pointer_cast<server_connection>(shared_from_this()), r.request_id};
+    callback_route back{home_.index(), weak_from_this(), r.request_id};
     auto& set = home_.set();
     if (is_session_control_category(home_.cfg(), r.id.category)) {
         // SessionControl objects are named after the session's category, which names its shard.

@@ -15,18 +15,6 @@ unsigned thread_count(const config& cfg) {
     return std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// Binds `endpoints` on every shard; port 0 is resolved once by shard 0 and reused by the others.
-void listen_everywhere(std::vector<std::unique_ptr<shard>>& shards, std::vector<protocol::endpoint> endpoints,
-                       const accept_handler& on_accept) {
-    for (auto& ep : endpoints) {
-        for (auto& sh : shards) {
-            auto acceptor = bind_listener(*sh, ep);
-            ep.port = acceptor.local_endpoint().port();
-            start_accepting(*sh, std::move(acceptor), on_accept);
-        }
-    }
-}
-
 }  // namespace
 
 shard_set::shard_set(std::shared_ptr<const config> cfg) : cfg_(std::move(cfg)) {
@@ -50,11 +38,23 @@ unsigned shard_set::owner_of_category(std::string_view category) const noexcept 
     return (c - 33u) % static_cast<unsigned>(shards_.size());
 }
 
+std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
+                                                  const std::function<void(shard&, tcp::socket)>& on_accept) {
+    for (auto& ep : endpoints) {
+        for (auto& sh : shards_) {
+            auto acceptor = bind_listener(*sh, ep);
+            ep.port = acceptor.local_endpoint().port();
+            start_accepting(*sh, std::move(acceptor), on_accept);
+        }
+    }
+    return endpoints;
+}
+
 void shard_set::start() {
-    listen_everywhere(shards_, cfg_->client_endpoints, [](shard& sh, tcp::socket s) {
+    listen(cfg_->client_endpoints, [](shard& sh, tcp::socket s) {
         std::make_shared<client_connection>(sh, std::move(s))->start();
     });
-    listen_everywhere(shards_, cfg_->server_endpoints, [](shard& sh, tcp::socket s) {
+    listen(cfg_->server_endpoints, [](shard& sh, tcp::socket s) {
         std::make_shared<server_connection>(sh, std::move(s))->start();
     });
     for (auto& sh : shards_) {

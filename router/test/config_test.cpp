@@ -660,11 +660,11 @@ TEST_F(config_files, yaml_auth_errors) {
 
 TEST_F(config_files, yaml_filter_errors) {
     EXPECT_EQ(yaml_error(yaml_client + "filters:\n  address_reject: [\"127.0.0.1:*\"]\n"),
-              yaml_file() + ": filters.address_reject: rule '127.0.0.1:*': expected number");
+              yaml_file() + ":4: filters.address_reject: rule '127.0.0.1:*': expected number");
     EXPECT_EQ(yaml_error(yaml_client + "filters:\n  address_accept: [\"10.0.0.1 10.0.0.2\"]\n"),
-              yaml_file() + ": filters.address_accept: one rule per list item, without spaces: '10.0.0.1 10.0.0.2'");
+              yaml_file() + ":4: filters.address_accept: one rule per list item, without spaces: '10.0.0.1 10.0.0.2'");
     EXPECT_EQ(yaml_error(yaml_client + "filters:\n  identity_accept: [\"a/b/c\"]\n"),
-              yaml_file() + ": filters.identity_accept: not a valid identity: 'a/b/c'");
+              yaml_file() + ":4: filters.identity_accept: not a valid identity: 'a/b/c'");
     EXPECT_EQ(yaml_error(yaml_client + "filters:\n  category_accept_user: 5\n"),
               yaml_file() + ":4: filters.category_accept_user: 5 is out of range [0, 2]");
 }

@@ -43,7 +43,13 @@ public:
 
     /// Sends a router-originated twoway request: `message` is a whole request message whose
     /// request id (offset 14) this connection fills in. `done` runs on this shard.
-    void invoke(protocol::byte_buffer message, reply_handler done);
+    void invoke(protocol::byte_buffer message, reply_handler done) { send(outbound_frame{std::move(message), {}}, std::move(done)); }
+
+    /** Sends a request frame built by the router (e.g. a topic event): twoway when `done` is set
+        (this connection writes the request id at offset 14 of `f.head`; `done` runs on this shard),
+        else oneway (id 0 as built). A closed connection fails `done` at once.
+        @return the queue's state, for a caller applying its own slow-consumer policy. */
+    enqueue_result send(outbound_frame f, reply_handler done);
 
     /// Registers a client to resume when this connection's queue falls below its low watermark.
     void add_paused_feeder(std::weak_ptr<client_connection> c) { paused_feeders_.push_back(std::move(c)); }

@@ -7,13 +7,14 @@
 
 namespace moraine::router {
 
-class server_connection;
+class ice_connection;
 
-/// The origin of a twoway callback: the server-endpoint connection it came in on, the shard that
-/// owns that connection, and the back end's request id. The weak_ptr is locked only on `shard`.
+/// Where a reply goes: the connection the request came in on (a server-endpoint or topic
+/// connection), the shard that owns it, and the request id it used. The weak_ptr is locked only
+/// on `shard`; an empty one drops the reply (events sent twoway to a subscriber).
 struct callback_route {
     unsigned shard = 0;
-    std::weak_ptr<server_connection> origin;
+    std::weak_ptr<ice_connection> origin;
     std::int32_t request_id = 0;
 };
 

@@ -30,6 +30,12 @@ public:
     /// request id 0 at offset 14; a twoway one gets a fresh id here and its reply goes back along `route`.
     void forward_callback(protocol::byte_buffer message, bool twoway, callback_route route);
 
+    /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
+        request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
+        A twoway event gets a fresh request id; its reply is dropped.
+        @return the queue's state; over_limit closes the connection. */
+    enqueue_result deliver_event(outbound_frame f, bool twoway);
+
     /// A back end this connection feeds is above its high watermark: stop reading until it drains.
     void pause_for_backend() noexcept { blocked_on_backend_ = true; }
     /// That back end drained (or closed).
@@ -60,6 +66,8 @@ private:
     void forward(const protocol::request_view& r, std::uint8_t compression);
     void on_callback_reply(const protocol::reply_view& r);
     void fail_callbacks() noexcept;
+    /// A fresh request id on this connection whose reply goes along `route`.
+    std::int32_t track_callback(callback_route route);
 
     std::unique_ptr<session::session> session_;
     std::unordered_map<std::int32_t, callback_route> callbacks_;  // our request id -> origin

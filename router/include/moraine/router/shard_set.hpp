@@ -5,6 +5,7 @@
 #include <moraine/router/shard.hpp>
 #include <moraine/session/crypt_password_file.hpp>
 
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <thread>
@@ -40,7 +41,13 @@ public:
     /// The crypt password file, if auth_mode::crypt_file.
     const session::crypt_password_file* passwords() const noexcept { return passwords_.get(); }
 
-    /// Binds every listener on every shard (SO_REUSEPORT) and starts the shard threads.
+    /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted socket goes to `on_accept` on
+    /// the accepting shard. Port 0 is chosen by shard 0 and reused by the others.
+    /// @return the endpoints as bound (real ports). @throws boost::system::system_error.
+    std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints,
+                                           const std::function<void(shard&, tcp::socket)>& on_accept);
+
+    /// Binds the client and server endpoints on every shard and starts the shard threads.
     /// @throws boost::system::system_error if an endpoint cannot be bound.
     void start();
     /// Stops every shard and joins the threads. Idempotent; callable from any thread.

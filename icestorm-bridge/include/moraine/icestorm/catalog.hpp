@@ -1,0 +1,62 @@
+#pragma once
+// The topic catalog: TopicManager and Topic objects (spec/icestorm.md §1-3, §6). Lives on shard 0.
+#include <moraine/icestorm/local_topics.hpp>
+#include <moraine/protocol/bytes.hpp>
+#include <moraine/protocol/identity.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/router/callback_route.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moraine::icestorm {
+
+class topic_service;
+
+/// Topics, their subscribers (which shard delivers to each) and their links. Touched only on
+/// shard 0's thread; every change that matters to delivery is sent to the shards as a message.
+class catalog {
+public:
+    explicit catalog(topic_service& svc) : svc_(svc) {}
+
+    /** Serves one request to `<instance>/TopicManager` or `<instance>/topic.<name>`: `message` is
+        the whole request (owned), the reply goes back along `route` (twoway only).
+        TopicManager: create, retrieve, retrieveAll, getSliceChecksums.
+        Topic: getName, getPublisher, getNonReplicatedPublisher, subscribeAndGetPublisher,
+        unsubscribe, link, unlink, getLinkInfoSeq, getSubscribers, destroy, getLinkProxy. */
+    void dispatch(protocol::byte_buffer message, router::callback_route route);
+
+    /// A delivery shard removed a failed subscriber: forget it.
+    void forget(const std::string& topic, const std::string& key);
+
+    /// Creates `name` if absent (configured topics, upstream links); `done` runs once every shard knows it.
+    void ensure_topic(const std::string& name, std::function<void()> done);
+
+private:
+    struct subscription {
+        protocol::identity id;
+        unsigned shard = 0;
+    };
+    struct topic {
+        std::map<std::string, subscription> subscribers;  // key: stringified identity
+        std::vector<link_info> links;
+    };
+    struct call;
+
+    void manager_op(call& k);
+    void topic_op(call& k, const std::string& name);
+    void create(call& k, const std::string& name);
+    void subscribe(call& k, const std::string& name);
+    void unsubscribe(call& k, const std::string& name);
+    void link(call& k, const std::string& name);
+    void unlink(call& k, const std::string& name);
+    void destroy(call& k, const std::string& name);
+    void broadcast_links(const std::string& name);
+
+    topic_service& svc_;
+    std::map<std::string, topic> topics_;
+};
+
+}  // namespace moraine::icestorm

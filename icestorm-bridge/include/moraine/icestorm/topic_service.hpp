@@ -1,0 +1,73 @@
+#pragma once
+// The embedded IceStorm-compatible topic service: endpoints, objects, and the fan-out across shards.
+#include <moraine/icestorm/catalog.hpp>
+#include <moraine/icestorm/event.hpp>
+#include <moraine/icestorm/local_topics.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/router/config.hpp>
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace moraine::router {
+class shard_set;
+class shard;
+}  // namespace moraine::router
+
+namespace moraine::icestorm {
+
+class topic_connection;
+
+/** Serves `<instance>/TopicManager` and the topic objects on the TopicManager endpoints, and the
+    publisher / link objects on the Publish endpoints (spec/icestorm.md), on every shard.
+    A publish is posted once to each shard, which writes it to its own subscribers. */
+class topic_service {
+public:
+    /// Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
+    /// @throws boost::system::system_error if an endpoint cannot be bound.
+    explicit topic_service(router::shard_set& shards);
+    ~topic_service();
+
+    const router::topics_config& cfg() const noexcept;
+    router::shard_set& shards() noexcept { return shards_; }
+    /// The shard's own state: use only on that shard's thread.
+    local_topics& local(unsigned shard) noexcept { return *locals_[shard]; }
+    /// The catalog: use only on shard 0's thread.
+    icestorm::catalog& cat() noexcept { return *catalog_; }
+
+    protocol::proxy topic_proxy(std::string_view name) const;                 ///< <inst>/topic.<name> @ TopicManager endpoints
+    protocol::proxy publisher_proxy(std::string_view name) const;             ///< <inst>/<name>.publish @ Publish endpoints
+    protocol::proxy link_proxy(std::string_view name) const;                  ///< <inst>/<name>.link @ Publish endpoints
+    protocol::proxy subscriber_publisher_proxy(std::string_view topic, const protocol::identity& sub) const;
+
+    /// True if `p` designates a servant in a session of this router: its endpoints are the
+    /// router's server endpoints, so events go straight onto the session's client connection.
+    bool is_session_subscriber(const protocol::proxy& p) const;
+    /// The shard that delivers to `s`: its session's shard, else one picked by identity.
+    unsigned delivery_shard(const subscriber& s) const;
+
+    /// Publishes `ev` from shard `from`: one message per shard, and over the topic's links.
+    void publish(unsigned from, event_ptr ev);
+
+    /// Runs `fn` on every shard's local_topics, then `then` on shard 0 once all have.
+    void broadcast(std::function<void(local_topics&)> fn, std::function<void()> then);
+
+    /// Serves one request that arrived on a TopicManager (`publish_side` false) or Publish endpoint.
+    void dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side);
+
+private:
+    void dispatch_publish(topic_connection& c, const protocol::request_view& r);
+    bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
+    void forward_over_links(router::shard& sh, const event& ev);
+
+    router::shard_set& shards_;
+    std::vector<protocol::endpoint> manager_endpoints_;  // as published
+    std::vector<protocol::endpoint> publish_endpoints_;  // as published
+    std::vector<std::unique_ptr<local_topics>> locals_;
+    std::unique_ptr<icestorm::catalog> catalog_;
+};
+
+}  // namespace moraine::icestorm

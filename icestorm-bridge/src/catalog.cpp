@@ -1,0 +1,282 @@
+#include <moraine/icestorm/catalog.hpp>
+
+#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/protocol/input_stream.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/router/backend_pool.hpp>
+#include <moraine/router/local_reply.hpp>
+#include <moraine/router/shard.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <array>
+
+namespace moraine::icestorm {
+
+namespace {
+
+constexpr std::array<std::string_view, 2> manager_ids{"::Ice::Object", "::IceStorm::TopicManager"};
+constexpr std::array<std::string_view, 3> topic_ids{"::Ice::Object", "::IceStorm::Topic", "::IceStorm::TopicInternal"};
+constexpr std::string_view topic_prefix = "topic.";
+
+/// The topic name a Topic* designates (`<instance>/topic.<name>`).
+std::string topic_name_of(const protocol::proxy& p) {
+    std::string_view n = p.id.name;
+    if (n.starts_with(topic_prefix)) n.remove_prefix(topic_prefix.size());
+    return std::string(n);
+}
+
+}  // namespace
+
+/// One request being served. The view borrows `message`, which copies of the call share (they
+/// travel in std::function completions), so the view stays valid in every copy.
+struct catalog::call {
+    topic_service& svc;
+    std::shared_ptr<const protocol::byte_buffer> message;
+    protocol::request_view r;
+    router::callback_route route;
+
+    bool twoway() const noexcept { return r.request_id != 0; }
+    protocol::encoding_version enc() const noexcept { return r.params.encoding; }
+    protocol::input_stream params() const { return protocol::input_stream(r.params.payload(), enc()); }
+    void send(protocol::byte_buffer reply) {
+        if (twoway()) router::send_callback_reply(svc.shards(), 0, route, std::move(reply));
+    }
+    template <class Fn>
+    void ok(Fn&& write_results) {
+        if (twoway()) send(router::reply_ok(r.request_id, enc(), std::forward<Fn>(write_results)));
+    }
+    void ok_void() { send(router::reply_void(r.request_id, enc())); }
+    /// IceStorm's exceptions use the compact format, one optional string member.
+    void raise(std::string_view type_id, std::optional<std::string_view> member) {
+        send(router::reply_user_exception(r.request_id, enc(), type_id, member, false));
+    }
+    void not_exist(protocol::reply_status status) { send(router::reply_not_exist(r, status)); }
+    bool malformed(const protocol::input_stream& in) {
+        if (in.ok()) return false;
+        protocol::byte_buffer out;
+        protocol::write_reply_unknown(out, r.request_id, protocol::reply_status::unknown_local_exception,
+                                      "::Ice::MarshalException:\nprotocol error: " + in.error().message());
+        send(std::move(out));
+        return true;
+    }
+};
+
+void catalog::dispatch(protocol::byte_buffer message, router::callback_route route) {
+    auto owned = std::make_shared<const protocol::byte_buffer>(std::move(message));
+    auto decoded = protocol::decode_request(protocol::byte_view(*owned).subspan(protocol::header_size));
+    if (!decoded) return;
+    call k{svc_, std::move(owned), *decoded, std::move(route)};
+    k.r.request_id = k.route.request_id;
+    if (!k.r.facet.empty()) return k.not_exist(protocol::reply_status::facet_not_exist);
+    if (k.r.id.name == "TopicManager") return manager_op(k);
+    if (k.r.id.name.starts_with(topic_prefix)) {
+        const std::string name(k.r.id.name.substr(topic_prefix.size()));
+        if (topics_.contains(name)) return topic_op(k, name);
+    }
+    k.not_exist(protocol::reply_status::object_not_exist);
+}
+
+void catalog::manager_op(call& k) {
+    bool malformed = false;
+    if (auto reply = router::answer_object_op(k.r, manager_ids, manager_ids[1], malformed)) return k.send(std::move(*reply));
+    auto in = k.params();
+    const auto op = k.r.operation;
+    if (op == "create" || op == "retrieve") {
+        const std::string name(in.read_string());
+        if (k.malformed(in)) return;
+        if (op == "create") return create(k, name);
+        if (!topics_.contains(name)) return k.raise("::IceStorm::NoSuchTopic", name);
+        const auto p = svc_.topic_proxy(name);
+        return k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, p); });
+    }
+    if (op == "retrieveAll") {
+        return k.ok([&](protocol::output_stream& os) {
+            os.write_size(static_cast<std::int32_t>(topics_.size()));
+            for (const auto& [name, t] : topics_) {
+                os.write_string(name);
+                protocol::write_proxy(os, svc_.topic_proxy(name));
+            }
+        });
+    }
+    if (op == "getSliceChecksums") return k.ok([](protocol::output_stream& os) { os.write_size(0); });
+    k.not_exist(protocol::reply_status::operation_not_exist);
+}
+
+void catalog::create(call& k, const std::string& name) {
+    if (topics_.contains(name)) return k.raise("::IceStorm::TopicExists", name);
+    topics_[name];
+    // Answer once every shard knows the topic, so a publish right after the reply is accepted anywhere.
+    auto reply = router::reply_ok(k.r.request_id, k.enc(),
+                                  [&](protocol::output_stream& os) { protocol::write_proxy(os, svc_.topic_proxy(name)); });
+    svc_.broadcast([name](local_topics& l) { l.topic_created(name); },
+                   [k = std::move(k), reply = std::move(reply)]() mutable { k.send(std::move(reply)); });
+}
+
+void catalog::ensure_topic(const std::string& name, std::function<void()> done) {
+    if (topics_.contains(name)) return done();
+    topics_[name];
+    svc_.broadcast([name](local_topics& l) { l.topic_created(name); }, std::move(done));
+}
+
+void catalog::topic_op(call& k, const std::string& name) {
+    bool malformed = false;
+    if (auto reply = router::answer_object_op(k.r, topic_ids, topic_ids[1], malformed)) return k.send(std::move(*reply));
+    const auto op = k.r.operation;
+    auto& t = topics_[name];
+    auto write_proxy_result = [&](const protocol::proxy& p) {
+        k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, p); });
+    };
+    if (op == "getName") return k.ok([&](protocol::output_stream& os) { os.write_string(name); });
+    if (op == "getPublisher" || op == "getNonReplicatedPublisher") return write_proxy_result(svc_.publisher_proxy(name));
+    if (op == "getLinkProxy") return write_proxy_result(svc_.link_proxy(name));
+    if (op == "subscribeAndGetPublisher") return subscribe(k, name);
+    if (op == "unsubscribe") return unsubscribe(k, name);
+    if (op == "link") return link(k, name);
+    if (op == "unlink") return unlink(k, name);
+    if (op == "destroy") return destroy(k, name);
+    if (op == "reap") return k.ok_void();  // replication housekeeping: nothing to reap here
+    if (op == "getLinkInfoSeq") {
+        return k.ok([&](protocol::output_stream& os) {
+            os.write_size(static_cast<std::int32_t>(t.links.size()));
+            for (const auto& l : t.links) {
+                protocol::write_proxy(os, l.topic);
+                os.write_string(l.name);
+                os.write_int(l.cost);
+            }
+        });
+    }
+    if (op == "getSubscribers") {
+        return k.ok([&](protocol::output_stream& os) {
+            os.write_size(static_cast<std::int32_t>(t.subscribers.size()));
+            for (const auto& [key, s] : t.subscribers) os.write_identity(s.id.view());
+        });
+    }
+    k.not_exist(protocol::reply_status::operation_not_exist);
+}
+
+void catalog::subscribe(call& k, const std::string& name) {
+    auto in = k.params();
+    const auto n = in.read_size();
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (std::int32_t i = 0; i < n && in.ok(); ++i) {
+        std::string key(in.read_string());
+        entries.emplace_back(std::move(key), std::string(in.read_string()));
+    }
+    auto proxy = protocol::read_proxy(in);
+    if (k.malformed(in)) return;
+    if (proxy.is_nil()) return k.raise("::IceStorm::InvalidSubscriber", "subscriber is a null proxy");
+    const bool twoway = proxy.mode == static_cast<std::uint8_t>(protocol::proxy_mode::twoway);
+    auto q = parse_qos(entries, twoway);
+    if (auto* reason = std::get_if<std::string>(&q)) return k.raise("::IceStorm::BadQoS", *reason);
+    auto& t = topics_[name];
+    std::string key = protocol::identity_to_string(proxy.id.view());
+    if (t.subscribers.contains(key)) return k.raise("::IceStorm::AlreadySubscribed", std::nullopt);
+
+    subscriber s;
+    s.id = proxy.id;
+    s.key = key;
+    s.target = encode_target(proxy.id, proxy.facet);
+    s.session_local = svc_.is_session_subscriber(proxy);
+    s.twoway = twoway;
+    s.qos = std::get<qos>(q);
+    s.proxy = std::move(proxy);
+    const unsigned shard = svc_.delivery_shard(s);
+    t.subscribers[key] = subscription{s.id, shard};
+    auto reply = router::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
+        protocol::write_proxy(os, svc_.subscriber_publisher_proxy(name, s.id));
+    });
+    // The delivery shard adds the subscriber first and answers: no event published after the
+    // answer can miss it.
+    svc_.shards().invoke_on(shard, [svc = &svc_, name, s = std::move(s), route = k.route, twoway_call = k.twoway(),
+                                    reply = std::move(reply)](router::shard& sh) mutable {
+        svc->local(sh.index()).add(name, std::move(s));
+        if (twoway_call) router::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
+    });
+}
+
+void catalog::unsubscribe(call& k, const std::string& name) {
+    auto in = k.params();
+    auto proxy = protocol::read_proxy(in);
+    if (k.malformed(in)) return;
+    auto& t = topics_[name];
+    const auto key = protocol::identity_to_string(proxy.id.view());
+    if (auto it = t.subscribers.find(key); it != t.subscribers.end()) {
+        svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](router::shard& sh) {
+            svc->local(sh.index()).remove(name, key);
+        });
+        t.subscribers.erase(it);
+    }
+    k.ok_void();
+}
+
+void catalog::forget(const std::string& topic, const std::string& key) {
+    if (auto it = topics_.find(topic); it != topics_.end()) it->second.subscribers.erase(key);
+}
+
+void catalog::link(call& k, const std::string& name) {
+    auto in = k.params();
+    auto linked = protocol::read_proxy(in);
+    const auto cost = in.read_int();
+    if (k.malformed(in)) return;
+    const std::string linked_name = topic_name_of(linked);
+    auto has_link = [&](const topic& t) {
+        return std::any_of(t.links.begin(), t.links.end(), [&](const link_info& l) { return l.name == linked_name; });
+    };
+    if (has_link(topics_[name])) return k.raise("::IceStorm::LinkExists", linked_name);
+    // The linked topic's TopicLink object sits beside its publisher: ask for the publisher (a
+    // public operation every IceStorm serves) and name its sibling `<name>.link`.
+    protocol::output_stream none;
+    none.write_empty_encapsulation(protocol::encoding_1_1);
+    auto& home = svc_.shards().at(0);
+    router::invoke(home, linked, "getPublisher", 1, none.view(),
+                   [this, k = std::move(k), name, linked, linked_name, cost](const protocol::reply_view* r,
+                                                                            std::string_view failure) mutable {
+                       std::optional<protocol::proxy> publisher;
+                       if (r && r->status == protocol::reply_status::ok) {
+                           protocol::input_stream outer(r->payload);
+                           auto encaps = outer.read_encapsulation();
+                           protocol::input_stream results(encaps.payload(), encaps.encoding);
+                           publisher = protocol::read_proxy(results);
+                           if (!outer.ok() || !results.ok() || publisher->is_nil()) publisher.reset();
+                       }
+                       auto it = topics_.find(name);
+                       if (it == topics_.end()) return k.not_exist(protocol::reply_status::object_not_exist);
+                       if (!publisher) {
+                           protocol::byte_buffer out;
+                           protocol::write_reply_unknown(out, k.r.request_id, protocol::reply_status::unknown_local_exception,
+                                                         r ? std::string("cannot reach the linked topic")
+                                                           : std::string(failure));
+                           return k.send(std::move(out));
+                       }
+                       if (publisher->id.name.ends_with(".publish"))
+                           publisher->id.name.replace(publisher->id.name.size() - 8, 8, ".link");
+                       it->second.links.push_back(link_info{linked, linked_name, cost, std::move(*publisher)});
+                       broadcast_links(name);
+                       k.ok_void();
+                   });
+}
+
+void catalog::unlink(call& k, const std::string& name) {
+    auto in = k.params();
+    auto linked = protocol::read_proxy(in);
+    if (k.malformed(in)) return;
+    const std::string linked_name = topic_name_of(linked);
+    auto& links = topics_[name].links;
+    const auto before = links.size();
+    std::erase_if(links, [&](const link_info& l) { return l.name == linked_name; });
+    if (links.size() == before) return k.raise("::IceStorm::NoSuchLink", linked_name);
+    broadcast_links(name);
+    k.ok_void();
+}
+
+void catalog::broadcast_links(const std::string& name) {
+    svc_.broadcast([name, links = topics_[name].links](local_topics& l) { l.set_links(name, links); }, [] {});
+}
+
+void catalog::destroy(call& k, const std::string& name) {
+    topics_.erase(name);
+    svc_.broadcast([name](local_topics& l) { l.topic_destroyed(name); }, [k = std::move(k)]() mutable { k.ok_void(); });
+}
+
+}  // namespace moraine::icestorm

@@ -1,0 +1,59 @@
+#include <moraine/icestorm/topic_connection.hpp>
+
+#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/protocol/request.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace moraine::icestorm {
+
+topic_connection::topic_connection(router::shard& home, router::tcp::socket socket, topic_service& svc,
+                                   bool publish_side)
+    : ice_connection(home, std::move(socket)), svc_(svc), publish_side_(publish_side) {}
+
+topic_connection::~topic_connection() = default;
+
+void topic_connection::start() {
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+bool topic_connection::on_frame(const protocol::frame_view& frame) {
+    using protocol::message_type;
+    switch (frame.header.type) {
+    case message_type::request: {
+        auto r = protocol::decode_request(frame.body());
+        if (!r) {
+            close("malformed request: " + r.error().message());
+            return false;
+        }
+        svc_.dispatch(*this, *r, publish_side_);
+        return true;
+    }
+    case message_type::batch_request: {
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            svc_.dispatch(*this, *r, publish_side_);
+        }
+        if (batch.error()) {
+            close("malformed batch request: " + batch.error().message());
+            return false;
+        }
+        return true;
+    }
+    case message_type::close_connection:
+        close("peer closed the connection");
+        return false;
+    case message_type::reply:
+    case message_type::validate_connection:
+        return true;
+    }
+    return true;
+}
+
+void topic_connection::on_closed(std::string_view why) { spdlog::debug("topic connection closed: {}", why); }
+
+}  // namespace moraine::icestorm

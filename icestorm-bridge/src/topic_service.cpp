@@ -1,0 +1,210 @@
+#include <moraine/icestorm/topic_service.hpp>
+
+#include <moraine/icestorm/topic_connection.hpp>
+#include <moraine/protocol/input_stream.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/router/backend_pool.hpp>
+#include <moraine/router/local_reply.hpp>
+#include <moraine/router/shard.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <atomic>
+
+namespace moraine::icestorm {
+
+namespace {
+
+const std::vector<protocol::endpoint>& published(const std::vector<protocol::endpoint>& bound,
+                                                 const std::vector<protocol::endpoint>& configured) {
+    return configured.empty() ? bound : configured;
+}
+
+bool same_address(const protocol::endpoint& a, const protocol::endpoint& b) {
+    return a.type == b.type && a.port == b.port && a.host == b.host;
+}
+
+protocol::proxy proxy_at(std::string name, const std::string& category, const std::vector<protocol::endpoint>& eps) {
+    protocol::proxy p;
+    p.id = {std::move(name), category};
+    p.endpoints = eps;
+    return p;
+}
+
+/// IceStorm::EventDataSeq with one event, as TopicLink::forward takes it (1.1 encapsulation).
+protocol::byte_buffer event_data_params(const event& ev) {
+    protocol::output_stream os;
+    const auto start = os.start_encapsulation(protocol::encoding_1_1);
+    os.write_size(1);
+    os.write_string(ev.operation);
+    os.write_size(ev.mode);  // Ice::OperationMode: an enum, a size in 1.1
+    os.write_size(static_cast<std::int32_t>(ev.params->size()));
+    os.write_bytes(*ev.params);
+    os.write_bytes(ev.context);
+    os.end_encapsulation(start);
+    return os.take();
+}
+
+}  // namespace
+
+topic_service::topic_service(router::shard_set& shards) : shards_(shards) {
+    for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
+    catalog_ = std::make_unique<icestorm::catalog>(*this);
+    const auto& c = cfg();
+    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](router::shard& sh, router::tcp::socket s) {
+        std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
+    });
+    auto bound_publish = shards_.listen(c.publish_endpoints, [this](router::shard& sh, router::tcp::socket s) {
+        std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
+    });
+    manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);
+    publish_endpoints_ = published(bound_publish, c.publish_published_endpoints);
+}
+
+topic_service::~topic_service() = default;
+
+const router::topics_config& topic_service::cfg() const noexcept { return shards_.cfg().topics; }
+
+protocol::proxy topic_service::topic_proxy(std::string_view name) const {
+    return proxy_at("topic." + std::string(name), cfg().instance_name, manager_endpoints_);
+}
+
+protocol::proxy topic_service::publisher_proxy(std::string_view name) const {
+    return proxy_at(std::string(name) + ".publish", cfg().instance_name, publish_endpoints_);
+}
+
+protocol::proxy topic_service::link_proxy(std::string_view name) const {
+    return proxy_at(std::string(name) + ".link", cfg().instance_name, publish_endpoints_);
+}
+
+protocol::proxy topic_service::subscriber_publisher_proxy(std::string_view topic, const protocol::identity& sub) const {
+    return proxy_at("topic." + std::string(topic) + ".publish." + protocol::identity_to_string(sub.view()),
+                    cfg().instance_name, publish_endpoints_);
+}
+
+bool topic_service::is_session_subscriber(const protocol::proxy& p) const {
+    const auto& rc = shards_.cfg();
+    const auto& server = rc.server_published_endpoints.empty() ? rc.server_endpoints : rc.server_published_endpoints;
+    for (const auto& e : p.endpoints)
+        for (const auto& s : server)
+            if (same_address(e, s)) return true;
+    return false;
+}
+
+unsigned topic_service::delivery_shard(const subscriber& s) const {
+    if (s.session_local) return shards_.owner_of_category(s.id.category);
+    return static_cast<unsigned>(std::hash<std::string>{}(s.key) % shards_.size());
+}
+
+void topic_service::publish(unsigned from, event_ptr ev) {
+    for (unsigned s = 0; s < shards_.size(); ++s) {
+        if (s == from) continue;
+        shards_.invoke_on(s, [this, ev](router::shard& sh) { local(sh.index()).deliver(*ev); });
+    }
+    local(from).deliver(*ev);  // this shard's subscribers without a hop
+    if (!ev->from_link) forward_over_links(shards_.at(from), *ev);
+}
+
+void topic_service::forward_over_links(router::shard& sh, const event& ev) {
+    const auto* links = local(sh.index()).links(ev.topic);
+    if (!links) return;
+    for (const auto& l : *links) {
+        // A link with cost 0 takes everything; otherwise only events that cost no more than it.
+        if (l.cost != 0 && ev.cost > l.cost) continue;
+        const auto params = event_data_params(ev);
+        router::invoke(sh, l.link, "forward", 0, params, [](auto*, std::string_view) {});
+    }
+}
+
+void topic_service::broadcast(std::function<void(local_topics&)> fn, std::function<void()> then) {
+    // Control path only (create, destroy, link): one countdown per broadcast is fine here.
+    auto remaining = std::make_shared<std::atomic<unsigned>>(static_cast<unsigned>(shards_.size()));
+    auto shared_fn = std::make_shared<std::function<void(local_topics&)>>(std::move(fn));
+    auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
+    for (unsigned s = 0; s < shards_.size(); ++s) {
+        shards_.invoke_on(s, [this, remaining, shared_fn, shared_then](router::shard& sh) {
+            (*shared_fn)(local(sh.index()));
+            if (remaining->fetch_sub(1) == 1)
+                shards_.invoke_on(0, [shared_then](router::shard&) { (*shared_then)(); });
+        });
+    }
+}
+
+void topic_service::dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side) {
+    const bool twoway = r.request_id != 0;
+    if (r.id.category != cfg().instance_name) {
+        if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+        return;
+    }
+    if (publish_side) return dispatch_publish(c, r);
+    if (r.id.name != "TopicManager" && !r.id.name.starts_with("topic.")) {
+        if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+        return;
+    }
+    protocol::byte_buffer message;
+    protocol::write_request_message(message, 0, r, true);
+    router::callback_route route{c.home().index(), c.weak_from_this(), r.request_id};
+    shards_.invoke_on(0, [this, message = std::move(message), route = std::move(route)](router::shard&) mutable {
+        catalog_->dispatch(std::move(message), std::move(route));
+    });
+}
+
+void topic_service::dispatch_publish(topic_connection& c, const protocol::request_view& r) {
+    const unsigned here = c.home().index();
+    auto& local = this->local(here);
+    const std::string_view name = r.id.name;
+    const bool twoway = r.request_id != 0;
+    auto answer_void = [&] {
+        if (twoway) c.enqueue(router::reply_void(r.request_id, r.params.encoding));
+    };
+    if (name.ends_with(".publish")) {
+        std::string topic(name.substr(0, name.size() - 8));
+        if (local.exists(topic)) {
+            publish(here, make_event(std::move(topic), r));  // IceStorm publishers accept any operation
+            return answer_void();
+        }
+    } else if (name.ends_with(".link")) {
+        std::string topic(name.substr(0, name.size() - 5));
+        if (local.exists(topic) && r.operation == "forward") {
+            if (forward_linked(c, topic, r)) answer_void();
+            return;
+        }
+    } else if (name.starts_with("topic.")) {
+        for (const auto& t : local.topics()) {  // per-subscriber publisher: topic.<t>.publish.<subscriber>
+            const std::string prefix = "topic." + t + ".publish.";
+            if (!name.starts_with(prefix)) continue;
+            auto ev = make_event(t, r);
+            ev->only_subscriber = std::string(name.substr(prefix.size()));
+            publish(here, std::move(ev));
+            return answer_void();
+        }
+    }
+    if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+}
+
+bool topic_service::forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r) {
+    // TopicLink::forward(EventDataSeq): each EventData {op, mode, data (the params encapsulation), context}.
+    protocol::input_stream in(r.params.payload(), r.params.encoding);
+    const auto n = in.read_size();
+    std::vector<event_ptr> events;
+    for (std::int32_t i = 0; i < n && in.ok(); ++i) {
+        const auto op = in.read_string();
+        const auto mode = r.params.encoding == protocol::encoding_1_0 ? in.read_byte()
+                                                                       : static_cast<std::uint8_t>(in.read_size());
+        const auto data = in.read_bytes(static_cast<std::size_t>(std::max(0, in.read_size())));
+        const auto ctx = in.read_context();
+        if (in.ok()) events.push_back(make_event(topic, op, mode, data, ctx.raw, event_cost(ctx)));
+    }
+    if (!in.ok()) {
+        if (r.request_id != 0) {
+            protocol::byte_buffer out;
+            protocol::write_reply_unknown(out, r.request_id, protocol::reply_status::unknown_local_exception,
+                                          "::Ice::MarshalException:\nprotocol error: bad EventDataSeq");
+            c.enqueue(std::move(out));
+        }
+        return false;
+    }
+    for (auto& ev : events) publish(c.home().index(), std::move(ev));
+    return true;
+}
+
+}  // namespace moraine::icestorm

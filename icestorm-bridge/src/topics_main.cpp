@@ -1,0 +1,95 @@
+// moraine-topics: the IceStorm-compatible topic service on its own, without the router.
+#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/protocol/endpoint.hpp>
+#include <moraine/router/config.hpp>
+#include <moraine/router/shard_set.hpp>
+
+#include <boost/program_options.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <iostream>
+
+namespace po = boost::program_options;
+using namespace moraine;
+
+namespace {
+
+std::vector<protocol::endpoint> endpoints_or_throw(const std::string& option, const std::string& text) {
+    auto eps = protocol::endpoints_from_string(text);
+    if (!eps || eps->empty()) throw router::config_error("command line", option, "invalid endpoints `" + text + "'");
+    return *eps;
+}
+
+/// The topics section of a YAML config, or a configuration from the command line alone.
+router::config load(const po::variables_map& vm) {
+    router::config cfg;
+    if (vm.count("config")) cfg = router::load_yaml_config(vm["config"].as<std::string>());
+    cfg.client_endpoints.clear();  // no router here: only the topic endpoints are served
+    cfg.server_endpoints.clear();
+    cfg.server_published_endpoints.clear();
+    auto& t = cfg.topics;
+    t.enabled = true;
+    if (vm.count("instance-name")) t.instance_name = vm["instance-name"].as<std::string>();
+    if (vm.count("topic-manager"))
+        t.topic_manager_endpoints = endpoints_or_throw("--topic-manager", vm["topic-manager"].as<std::string>());
+    if (vm.count("publish")) t.publish_endpoints = endpoints_or_throw("--publish", vm["publish"].as<std::string>());
+    if (vm.count("threads")) cfg.threads = vm["threads"].as<unsigned>();
+    if (t.topic_manager_endpoints.empty() || t.publish_endpoints.empty())
+        throw router::config_error(cfg.source.empty() ? "command line" : cfg.source, "topics",
+                                   "TopicManager and Publish endpoints are required");
+    return cfg;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    po::options_description opts("moraine-topics options");
+    opts.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
+        "config", po::value<std::string>(), "YAML configuration file: its `topics` section is used")(
+        "instance-name", po::value<std::string>(), "IceStorm.InstanceName (default IceStorm)")(
+        "topic-manager", po::value<std::string>(), "TopicManager endpoints, e.g. \"tcp -h 127.0.0.1 -p 10000\"")(
+        "publish", po::value<std::string>(), "Publish endpoints, e.g. \"tcp -h 127.0.0.1 -p 10001\"")(
+        "threads", po::value<unsigned>(), "I/O threads; 0 = one per core")(
+        "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
+    po::variables_map vm;
+    std::shared_ptr<const router::config> cfg;
+    try {
+        po::store(po::parse_command_line(argc, argv, opts), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << "Usage: moraine-topics [--config FILE.yaml] [--topic-manager EPS --publish EPS]\n" << opts;
+            return 0;
+        }
+        if (vm.count("version")) {
+            std::cout << "moraine-topics 0.1.0\n";
+            return 0;
+        }
+        cfg = std::make_shared<const router::config>(load(vm));
+    } catch (const std::exception& e) {
+        std::cerr << "moraine-topics: " << e.what() << "\n";
+        return 2;
+    }
+    spdlog::set_level(spdlog::level::from_str(vm["log-level"].as<std::string>()));
+
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        router::shard_set shards(cfg);
+        icestorm::topic_service topics(shards);
+        shards.start();
+        spdlog::info("moraine-topics ready: {} shard(s)", shards.size());
+        int sig = 0;
+        sigwait(&stop_signals, &sig);
+        shards.stop();
+        shards.join();
+    } catch (const std::exception& e) {
+        std::cerr << "moraine-topics: cannot start: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
