@@ -3,6 +3,7 @@
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstring>
 
@@ -17,6 +18,8 @@ protocol::byte_buffer make_suffix(std::string_view operation, std::uint8_t mode,
     os.write_bytes(context);
     return os.take();
 }
+
+constexpr std::array<std::byte, 1> empty_context{std::byte{0}};  // a dictionary of size 0
 
 }  // namespace
 
@@ -33,6 +36,7 @@ std::shared_ptr<event> make_event(std::string topic, const protocol::request_vie
     ev->mode = r.mode;
     ev->context.assign(r.context.raw.begin(), r.context.raw.end());
     ev->suffix = make_suffix(r.operation, r.mode, r.context.raw);
+    ev->suffix_without_context = make_suffix(r.operation, r.mode, empty_context);
     ev->params = std::make_shared<const protocol::byte_buffer>(r.params.bytes.begin(), r.params.bytes.end());
     ev->cost = event_cost(r.context);
     return ev;
@@ -46,15 +50,17 @@ std::shared_ptr<event> make_event(std::string topic, std::string_view operation,
     ev->mode = mode;
     ev->context.assign(context.begin(), context.end());
     ev->suffix = make_suffix(operation, mode, context);
+    ev->suffix_without_context = make_suffix(operation, mode, empty_context);
     ev->params = std::make_shared<const protocol::byte_buffer>(params.begin(), params.end());
     ev->cost = cost;
     ev->from_link = true;
     return ev;
 }
 
-router::outbound_frame frame_for(const event& ev, protocol::byte_view target) {
+router::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context) {
+    const auto& suffix = with_context ? ev.suffix : ev.suffix_without_context;
     router::outbound_frame f;
-    const std::size_t head = protocol::header_size + 4 + target.size() + ev.suffix.size();
+    const std::size_t head = protocol::header_size + 4 + target.size() + suffix.size();
     f.head.resize(head);
     std::byte* p = f.head.data();
     protocol::write_header(p, protocol::message_type::request, protocol::compression_status::none,
@@ -63,7 +69,7 @@ router::outbound_frame frame_for(const event& ev, protocol::byte_view target) {
     std::memset(p, 0, 4);  // request id: 0, or set by the subscriber's connection for twoway
     p += 4;
     std::memcpy(p, target.data(), target.size());
-    std::memcpy(p + target.size(), ev.suffix.data(), ev.suffix.size());
+    std::memcpy(p + target.size(), suffix.data(), suffix.size());
     f.tail = ev.params;
     return f;
 }

@@ -70,7 +70,7 @@ void local_topics::deliver_to_session(const event& ev, subscriber& s) {
         ++s.dropped;
         return;
     }
-    c->deliver_event(frame_for(ev, s.target), s.twoway);
+    c->deliver_event(frame_for(ev, s.target, home_.cfg().server_forward_context), s.twoway);
     ++s.delivered;
 }
 
@@ -91,7 +91,7 @@ void local_topics::deliver_external(const event& ev, subscriber& s) {
             on_result(topic, key, r);
         };
     }
-    backend->send(frame_for(ev, s.target), std::move(done));
+    backend->send(frame_for(ev, s.target, true), std::move(done));
     ++s.delivered;
 }
 

@@ -20,6 +20,9 @@ struct event {
     /// Operation string, mode byte and encoded context: the request bytes between the facet and
     /// the params, the same for every subscriber (IceStorm forwards the publisher's context).
     protocol::byte_buffer suffix;
+    /// The same with an empty context: what a session subscriber gets unless the router forwards
+    /// contexts on its server side (Glacier2.Server.ForwardContext), as glacier2router + IceStorm do.
+    protocol::byte_buffer suffix_without_context;
     protocol::byte_buffer context;  ///< the encoded context alone (for TopicLink::forward)
     /// The whole params encapsulation, forwarded byte for byte.
     std::shared_ptr<const protocol::byte_buffer> params;
@@ -41,9 +44,9 @@ std::shared_ptr<event> make_event(std::string topic, std::string_view operation,
                      protocol::byte_view context, int cost);
 
 /** The frame for one subscriber: head = header + request id 0 + `target` (the subscriber's
-    encoded identity and facet) + the event's suffix; tail = the shared params. The header's size
-    counts head and tail. */
-router::outbound_frame frame_for(const event& ev, protocol::byte_view target);
+    encoded identity and facet) + the event's suffix (with or without its context); tail = the
+    shared params. The header's size counts head and tail. */
+router::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context);
 
 /// The encoded identity and facet of a subscriber (a request's target bytes up to the operation).
 protocol::byte_buffer encode_target(const protocol::identity& id, std::string_view facet);

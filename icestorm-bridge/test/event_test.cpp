@@ -1,0 +1,81 @@
+#include <moraine/icestorm/event.hpp>
+
+#include <moraine/protocol/frame_parser.hpp>
+#include <moraine/protocol/output_stream.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace moraine;
+
+namespace {
+
+/// A publisher's oneway `tick("12:00:00")` to IceStorm/clock.publish with context {cost: 3}.
+protocol::byte_buffer publish_request() {
+    protocol::output_stream os;
+    os.start_message(protocol::message_type::request);
+    os.write_int(0);
+    os.write_identity({"clock.publish", "IceStorm"});
+    os.write_facet("");
+    os.write_string("tick");
+    os.write_byte(0);
+    os.write_context({{"cost", "3"}});
+    const auto start = os.start_encapsulation(protocol::encoding_1_1);
+    os.write_string("12:00:00");
+    os.end_encapsulation(start);
+    os.end_message();
+    return os.take();
+}
+
+protocol::byte_buffer joined(const router::outbound_frame& f) {
+    protocol::byte_buffer all = f.head;
+    all.insert(all.end(), f.tail->begin(), f.tail->end());
+    return all;
+}
+
+}  // namespace
+
+TEST(event, frame_for_a_subscriber_keeps_operation_mode_params_and_optionally_the_context) {
+    const auto message = publish_request();
+    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+    ASSERT_TRUE(r);
+    auto ev = icestorm::make_event("clock", *r);
+    EXPECT_EQ(ev->cost, 3);
+    const protocol::identity subscriber{"clock-oneway", "!U*en}CTFygZy\\P65tQZ"};
+    const auto target = icestorm::encode_target(subscriber, "");
+
+    for (bool with_context : {true, false}) {
+        const auto bytes = joined(icestorm::frame_for(*ev, target, with_context));
+        boost::system::error_code ec;
+        auto frame = protocol::parse_frame(bytes, protocol::limits{}, ec);
+        ASSERT_TRUE(frame) << ec.message();
+        ASSERT_EQ(frame->size(), bytes.size());
+        auto d = protocol::decode_request(frame->body());
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->request_id, 0);
+        EXPECT_EQ(d->id, subscriber.view());
+        EXPECT_EQ(d->operation, "tick");
+        EXPECT_EQ(d->mode, 0);
+        EXPECT_EQ(d->context.empty(), !with_context);
+        EXPECT_TRUE(std::equal(d->params.bytes.begin(), d->params.bytes.end(), r->params.bytes.begin(),
+                               r->params.bytes.end()));  // params byte for byte
+    }
+}
+
+TEST(event, one_params_buffer_is_shared_by_every_frame) {
+    const auto message = publish_request();
+    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+    ASSERT_TRUE(r);
+    auto ev = icestorm::make_event("clock", *r);
+    auto a = icestorm::frame_for(*ev, icestorm::encode_target({"a", "c1"}, ""), false);
+    auto b = icestorm::frame_for(*ev, icestorm::encode_target({"b", "c2"}, "facet"), false);
+    EXPECT_EQ(a.tail.get(), b.tail.get());
+    EXPECT_NE(a.head, b.head);
+}
+
+TEST(event, cost_is_zero_when_absent_or_not_a_number) {
+    protocol::context_view none;
+    EXPECT_EQ(icestorm::event_cost(none), 0);
+    protocol::context_view junk;
+    junk.entries.emplace_back("cost", "lots");
+    EXPECT_EQ(icestorm::event_cost(junk), 0);
+}

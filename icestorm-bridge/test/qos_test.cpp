@@ -1,0 +1,27 @@
+#include <moraine/icestorm/qos.hpp>
+
+#include <gtest/gtest.h>
+
+using moraine::icestorm::parse_qos;
+using moraine::icestorm::qos;
+
+TEST(qos, defaults_and_valid_settings) {
+    auto q = parse_qos({}, false);
+    ASSERT_TRUE(std::holds_alternative<qos>(q));
+    EXPECT_FALSE(std::get<qos>(q).ordered);
+    EXPECT_EQ(std::get<qos>(q).retry_count, 0);
+
+    q = parse_qos({{"reliability", "ordered"}, {"retryCount", "-1"}}, true);
+    ASSERT_TRUE(std::holds_alternative<qos>(q));
+    EXPECT_TRUE(std::get<qos>(q).ordered);
+    EXPECT_EQ(std::get<qos>(q).retry_count, -1);
+}
+
+TEST(qos, bad_values_give_the_reason) {
+    auto q = parse_qos({{"reliability", "ordered"}}, false);
+    ASSERT_TRUE(std::holds_alternative<std::string>(q));
+    EXPECT_EQ(std::get<std::string>(q), "ordered reliability requires a twoway proxy");
+    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"reliability", "batch"}}, true)));
+    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"retryCount", "x"}}, true)));
+    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"locatorCacheTimeout", ""}}, true)));
+}
