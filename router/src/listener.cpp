@@ -40,6 +40,20 @@ asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, accept_hand
 
 }  // namespace
 
+void ensure_port_free(shard& sh, const protocol::endpoint& ep) {
+    if (ep.port == 0) return;  // the kernel picks a free port
+    // A probe without SO_REUSEPORT: if another process (say, a second router) listens there, it
+    // fails with "address in use", where the shards' SO_REUSEPORT binds would silently share
+    // the port and split the clients between the two processes.
+    tcp::acceptor probe(sh.io());
+    const auto local = resolve_local(sh.io(), ep);
+    probe.open(local.protocol());
+    probe.set_option(tcp::acceptor::reuse_address(true));
+    boost::system::error_code ec;
+    probe.bind(local, ec);
+    if (ec) throw boost::system::system_error(ec, "cannot listen on " + protocol::endpoint_to_string(ep));
+}
+
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     const auto local = resolve_local(sh.io(), ep);
     tcp::acceptor acceptor(sh.io());

@@ -41,6 +41,7 @@ unsigned shard_set::owner_of_category(std::string_view category) const noexcept 
 std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
                                                   const std::function<void(shard&, tcp::socket)>& on_accept) {
     for (auto& ep : endpoints) {
+        ensure_port_free(*shards_.front(), ep);
         for (auto& sh : shards_) {
             auto acceptor = bind_listener(*sh, ep);
             ep.port = acceptor.local_endpoint().port();

@@ -17,6 +17,11 @@ using accept_handler = std::function<void(shard&, tcp::socket)>;
     @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
 
+/// Throws boost::system::system_error ("address in use") if another socket listens on `ep`,
+/// which SO_REUSEPORT would otherwise let two processes share. Call once per endpoint, before
+/// bind_listener on the shards.
+void ensure_port_free(shard& sh, const protocol::endpoint& ep);
+
 /// Accepts forever on `acceptor`, handing each socket to `on_accept`; stops when the acceptor closes.
 void start_accepting(shard& sh, tcp::acceptor acceptor, accept_handler on_accept);
 

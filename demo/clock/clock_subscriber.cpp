@@ -1,0 +1,238 @@
+// clock-subscriber: opens N sessions through a Glacier2-compatible router with the Moraine client
+// library; each subscribes its own Demo::Clock servant to an IceStorm topic and measures the
+// latency and loss of the ticks it receives. One thread, many sessions.
+#include "clock/latency_stats.hpp"
+#include "clock/tick.hpp"
+
+#include <moraine/client/params.hpp>
+#include <moraine/client/session_client.hpp>
+#include <moraine/protocol/proxy.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+namespace po = boost::program_options;
+namespace asio = boost::asio;
+using namespace moraine;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct settings {
+    client::router_address router;
+    std::string user, password, topic, topic_manager;
+    std::size_t sessions = 1;
+    std::size_t concurrency = 256;  // sessions being opened at once
+    double duration = 60;           // seconds after all sessions are up
+};
+
+/// What every session's servant updates: one thread, so plain counters.
+struct totals {
+    std::size_t up = 0, failed = 0, closed = 0;
+    std::string first_error;
+    std::uint64_t ticks = 0, ticks_window = 0, lost = 0, bad = 0;
+    demo::latency_stats window, all;
+};
+
+/// One subscriber session and the last tick it saw.
+struct subscriber {
+    std::shared_ptr<client::session_client> session;
+    std::uint64_t last_seq = 0;
+};
+
+client::dispatch_result on_tick(totals& t, subscriber& sub, const client::incoming_request& req) {
+    if (req.operation != "tick") return client::dispatch_result::not_exist(protocol::reply_status::operation_not_exist);
+    std::optional<std::string> time;
+    protocol::input_stream in(req.params.payload(), req.params.encoding);
+    const auto text = in.read_string();
+    auto tick = in.ok() ? demo::parse_tick(text) : std::nullopt;
+    if (!tick) {
+        ++t.bad;
+        return client::dispatch_result::ok();
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - tick->sent).count();
+    t.window.add(static_cast<std::uint32_t>(std::max<std::int64_t>(0, micros)));
+    if (sub.last_seq != 0 && tick->seq > sub.last_seq + 1) t.lost += tick->seq - sub.last_seq - 1;
+    sub.last_seq = std::max(sub.last_seq, tick->seq);
+    ++t.ticks;
+    ++t.ticks_window;
+    return client::dispatch_result::ok();
+}
+
+void fail(totals& t, const std::string& why) {
+    if (t.failed++ == 0) t.first_error = why;
+}
+
+/// IceStorm::TopicManager::retrieve(topic), creating it if needed, through session `s`.
+asio::awaitable<std::optional<protocol::proxy>> topic_proxy(client::session_client& s, const settings& cfg) {
+    auto manager = protocol::proxy_from_string("IceStorm/TopicManager:" + cfg.topic_manager);
+    if (!manager) co_return std::nullopt;
+    const auto params = client::encode_string_params(cfg.topic);
+    for (const char* op : {"retrieve", "create", "retrieve"}) {
+        // A named call, not a temporary inside co_await: g++ 12 destroys such temporaries twice.
+        client::call c{*manager, op, params, protocol::operation_mode::normal};
+        auto r = co_await s.async_invoke(std::move(c), asio::use_awaitable);
+        if (!r.ok()) continue;  // NoSuchTopic, then TopicExists if another client won the race
+        std::optional<protocol::proxy> topic;
+        client::decode_results(r.encaps, [&](protocol::input_stream& in) { topic = protocol::read_proxy(in); });
+        co_return topic;
+    }
+    co_return std::nullopt;
+}
+
+/// Opens session `i`, hosts its Clock servant and subscribes it (oneway) to the topic.
+asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protocol::proxy& topic,
+                               std::vector<subscriber>& subs, totals& t) {
+    auto ex = co_await asio::this_coro::executor;
+    auto s = client::session_client::create(ex);
+    subs[i].session = s;
+    auto err = co_await s->async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable);
+    if (err) co_return fail(t, "createSession: " + err.message());
+    auto& sub = subs[i];
+    auto prx = s->add_servant("clock", [&t, &sub](const client::incoming_request& r) { return on_tick(t, sub, r); });
+    prx.mode = static_cast<std::uint8_t>(protocol::proxy_mode::oneway);
+    auto params = client::encode_params([&](protocol::output_stream& os) {
+        os.write_size(0);  // QoS: {}
+        protocol::write_proxy(os, prx);
+    });
+    client::call subscribe{topic, "subscribeAndGetPublisher", std::move(params)};
+    auto r = co_await s->async_invoke(std::move(subscribe), asio::use_awaitable);
+    if (!r.ok()) co_return fail(t, "subscribeAndGetPublisher: " + r.error.message());
+    s->on_close([&t](const client::error_info& e) {
+        if (e) ++t.closed;
+    });
+    ++t.up;
+}
+
+/// Opens sessions [next, n) with at most cfg.concurrency in flight (a fixed set of workers).
+asio::awaitable<void> open_worker(std::size_t& next, const settings& cfg, const protocol::proxy& topic,
+                                  std::vector<subscriber>& subs, totals& t) {
+    while (next < subs.size()) co_await open_one(next++, cfg, topic, subs, t);
+}
+
+void print_status(totals& t, double elapsed, bool final_line) {
+    std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms%s",
+                final_line ? "" : "\r", elapsed, t.up, t.failed, t.closed,
+                static_cast<unsigned long long>(t.ticks_window), static_cast<unsigned long long>(t.lost),
+                t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0, final_line ? "\n" : "   ");
+    std::fflush(stdout);
+    t.all.merge(t.window);
+    t.window.clear();
+    t.ticks_window = 0;
+}
+
+asio::awaitable<int> run(const settings& cfg) {
+    auto ex = co_await asio::this_coro::executor;
+    totals t;
+    std::vector<subscriber> subs(cfg.sessions);
+    const auto t0 = std::chrono::steady_clock::now();
+
+    // The first session also finds the topic; the others reuse the Topic proxy.
+    auto first = client::session_client::create(ex);
+    if (auto err = co_await first->async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable)) {
+        std::cerr << "clock-subscriber: cannot open a session: " << err.message() << "\n";
+        co_return 1;
+    }
+    auto topic = co_await topic_proxy(*first, cfg);
+    co_await first->async_destroy(asio::use_awaitable);
+    if (!topic) {
+        std::cerr << "clock-subscriber: cannot retrieve or create topic `" << cfg.topic << "'\n";
+        co_return 1;
+    }
+
+    std::size_t next = 0;
+    std::size_t workers = std::min(cfg.concurrency, cfg.sessions);
+    auto opened = std::make_shared<std::size_t>(0);
+    for (std::size_t w = 0; w < workers; ++w)
+        asio::co_spawn(ex, open_worker(next, cfg, *topic, subs, t), [opened](std::exception_ptr) { ++*opened; });
+
+    asio::steady_timer timer(ex);
+    auto tick_at = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> all_up;
+    for (;;) {
+        tick_at += 1s;
+        timer.expires_at(tick_at);
+        co_await timer.async_wait(asio::use_awaitable);
+        const auto now = std::chrono::steady_clock::now();
+        print_status(t, std::chrono::duration<double>(now - t0).count(), false);
+        if (!all_up && *opened == workers) {
+            all_up = now;
+            std::printf("\n%zu sessions up in %.2f s (%.0f sessions/s)\n", t.up,
+                        std::chrono::duration<double>(now - t0).count(),
+                        t.up / std::chrono::duration<double>(now - t0).count());
+        }
+        if (all_up && now - *all_up >= std::chrono::duration<double>(cfg.duration)) break;
+    }
+    print_status(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true);
+    std::printf("summary: sessions %zu up, %zu failed%s%s, %zu dropped by the router; ticks received %llu, lost %llu, "
+                "malformed %llu; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
+                t.up, t.failed, t.failed ? " (first: " : "", t.failed ? (t.first_error + ")").c_str() : "", t.closed,
+                static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
+                static_cast<unsigned long long>(t.bad), t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0,
+                t.all.percentile(99.9) / 1000.0, t.all.max() / 1000.0);
+    std::fflush(stdout);
+    for (auto& s : subs)
+        if (s.session) s.session->close();
+    co_return t.failed == 0 && t.up == cfg.sessions ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    po::options_description opts("clock-subscriber options");
+    opts.add_options()("help,h", "print this help")(
+        "router", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 4063"), "router client endpoint")(
+        "user", po::value<std::string>()->default_value("demo"), "session user id")(
+        "password", po::value<std::string>()->default_value("demo"), "session password")(
+        "topic-manager", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 10000"),
+        "TopicManager endpoint, reached through the router")(
+        "topic", po::value<std::string>()->default_value("time"), "topic name")(
+        "sessions", po::value<std::size_t>()->default_value(1), "number of sessions (subscribers)")(
+        "concurrency", po::value<std::size_t>()->default_value(256), "sessions being opened at once")(
+        "duration", po::value<double>()->default_value(60), "seconds to run once all sessions are up");
+    po::variables_map vm;
+    settings cfg;
+    try {
+        po::store(po::parse_command_line(argc, argv, opts), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << opts;
+            return 0;
+        }
+        auto router = client::router_address::parse(vm["router"].as<std::string>());
+        if (!router) throw std::runtime_error("bad --router endpoint");
+        cfg = settings{*router,
+                       vm["user"].as<std::string>(),
+                       vm["password"].as<std::string>(),
+                       vm["topic"].as<std::string>(),
+                       vm["topic-manager"].as<std::string>(),
+                       std::max<std::size_t>(1, vm["sessions"].as<std::size_t>()),
+                       std::max<std::size_t>(1, vm["concurrency"].as<std::size_t>()),
+                       vm["duration"].as<double>()};
+    } catch (const std::exception& e) {
+        std::cerr << "clock-subscriber: " << e.what() << "\n" << opts;
+        return 2;
+    }
+    asio::io_context io(1);
+    int rc = 1;
+    asio::co_spawn(io, run(cfg), [&](std::exception_ptr e, int r) {
+        if (e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& ex) {
+                std::cerr << "clock-subscriber: " << ex.what() << "\n";
+            }
+        }
+        rc = r;
+        io.stop();
+    });
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](auto, int) { io.stop(); });
+    io.run();
+    return rc;
+}
