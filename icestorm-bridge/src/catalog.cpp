@@ -199,6 +199,9 @@ void catalog::unsubscribe(call& k, const std::string& name) {
     auto in = k.params();
     auto proxy = protocol::read_proxy(in);
     if (k.malformed(in)) return;
+    // IceStorm raises InvalidSubscriber here although unsubscribe does not declare it: an Ice
+    // client then sees UnknownUserException, and so does ours.
+    if (proxy.is_nil()) return k.raise("::IceStorm::InvalidSubscriber", "subscriber is a null proxy");
     auto& t = topics_[name];
     const auto key = protocol::identity_to_string(proxy.id.view());
     if (auto it = t.subscribers.find(key); it != t.subscribers.end()) {

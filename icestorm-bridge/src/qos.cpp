@@ -21,13 +21,17 @@ std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string
                 if (!twoway) return std::string("ordered reliability requires a twoway proxy");
                 q.ordered = true;
             } else if (!value.empty()) {
-                return "invalid reliability `" + value + "'";
+                return "invalid reliability: " + value;  // IceStorm 3.7.8's wording, case-sensitive
             }
         } else if (key == "retryCount") {
-            if (!parse_int(value, q.retry_count)) return "invalid retryCount `" + value + "'";
-        } else if (key == "locatorCacheTimeout" || key == "connectionCached") {
+            // IceStorm reads it like atoi and never refuses it: anything else counts as 0.
+            if (!parse_int(value, q.retry_count)) q.retry_count = 0;
+        } else if (key == "locatorCacheTimeout") {
             int ignored = 0;
-            if (!parse_int(value, ignored)) return "invalid " + key + " `" + value + "'";
+            if (!parse_int(value, ignored)) return "invalid locator cache timeout (numeric value required): " + value;
+        } else if (key == "connectionCached") {
+            int ignored = 0;
+            if (!parse_int(value, ignored)) return "invalid connection cached setting (numeric value required): " + value;
         }
     }
     return q;

@@ -21,7 +21,13 @@ TEST(qos, bad_values_give_the_reason) {
     auto q = parse_qos({{"reliability", "ordered"}}, false);
     ASSERT_TRUE(std::holds_alternative<std::string>(q));
     EXPECT_EQ(std::get<std::string>(q), "ordered reliability requires a twoway proxy");
-    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"reliability", "batch"}}, true)));
-    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"retryCount", "x"}}, true)));
-    EXPECT_TRUE(std::holds_alternative<std::string>(parse_qos({{"locatorCacheTimeout", ""}}, true)));
+    EXPECT_EQ(std::get<std::string>(parse_qos({{"reliability", "Ordered"}}, true)), "invalid reliability: Ordered");
+    EXPECT_EQ(std::get<std::string>(parse_qos({{"locatorCacheTimeout", "abc"}}, true)),
+              "invalid locator cache timeout (numeric value required): abc");
+    EXPECT_EQ(std::get<std::string>(parse_qos({{"connectionCached", "x"}}, true)),
+              "invalid connection cached setting (numeric value required): x");
+    // IceStorm accepts any retryCount; a non-number counts as 0.
+    auto lenient = parse_qos({{"retryCount", "abc"}}, true);
+    ASSERT_TRUE(std::holds_alternative<qos>(lenient));
+    EXPECT_EQ(std::get<qos>(lenient).retry_count, 0);
 }

@@ -233,15 +233,23 @@ class Proc:
 
 
 class Router:
-    """A running router under test: its ports and the property file it was started with."""
+    """A running router under test: its ports and the property file it was started with.
+    With a topic service (Env.router(..., icestorm=True)), tm_port and pub_port are the
+    IceStorm.TopicManager/Publish endpoints' ports, and helpers holds the extra processes
+    (glacier2 flavour: the real icebox IceStorm)."""
 
-    def __init__(self, name, proc, client_port, server_port, props):
+    def __init__(self, name, proc, client_port, server_port, props, tm_port=None, pub_port=None, helpers=()):
         self.name, self.proc, self.props = name, proc, props
         self.client_port, self.server_port = client_port, server_port
+        self.tm_port, self.pub_port, self.helpers = tm_port, pub_port, list(helpers)
 
     @property
     def proxy(self):
         return "Glacier2/router:" + endpoint(self.client_port)
+
+    @property
+    def topic_manager(self):
+        return "IceStorm/TopicManager:" + endpoint(self.tm_port)
 
 
 class Env:
@@ -266,8 +274,9 @@ class Env:
         self.procs.append(proc)
         return proc
 
-    def wait_ready(self, proc, port, timeout=15.0):
-        """Waits until port answers with an Ice validate connection message."""
+    def wait_ready(self, proc, port, timeout=15.0, what=""):
+        """Waits until port answers with an Ice validate connection message. what, if given,
+        names the port in the failure reason (e.g. the property that configures it)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if not proc.alive():
@@ -279,7 +288,8 @@ class Env:
                 return
             except (OSError, Failure):
                 time.sleep(0.1)
-        raise Failure("%s not ready on port %d after %.0f s%s" % (proc.name, port, timeout, proc.log_tail()))
+        raise Failure("%s not ready on port %d%s after %.0f s%s"
+                      % (proc.name, port, " (%s)" % what if what else "", timeout, proc.log_tail()))
 
     # -- Python peers -----------------------------------------------------------------------
 
@@ -296,10 +306,12 @@ class Env:
         return cache[label]
 
     def start_ready(self, name, cmd, ports):
+        """Starts cmd and waits for each of ports: a port number or (port, what)."""
         proc = self.start(name, cmd)
         try:
             for port in ports:
-                self.wait_ready(proc, port)
+                port, what = port if isinstance(port, tuple) else (port, "")
+                self.wait_ready(proc, port, what=what)
         except Failure:
             proc.stop()
             raise
@@ -321,12 +333,19 @@ class Env:
 
     # -- routers ----------------------------------------------------------------------------
 
-    def router(self, name, props, server=True):
+    def router(self, name, props, server=True, icestorm=False):
         """Starts the router under test once per configuration name. props are the
-        configuration-specific properties; endpoints are added here."""
+        configuration-specific properties; endpoints are added here.
+
+        icestorm=True adds IceStorm.InstanceName/TopicManager.Endpoints/Publish.Endpoints (and
+        IceStorm.Transient=1) to the same property file. moraine-router serves them itself; for
+        glacier2router the real IceStorm is started too, as an icebox service whose
+        --Ice.Config is that very file."""
         def starter():
             client_port = free_port()
             server_port = free_port() if server else None
+            tm_port = free_port() if icestorm else None
+            pub_port = free_port() if icestorm else None
             all_props = {
                 "Glacier2.InstanceName": "Glacier2",
                 "Glacier2.Client.Endpoints": endpoint(client_port),
@@ -334,20 +353,44 @@ class Env:
             }
             if server:
                 all_props["Glacier2.Server.Endpoints"] = endpoint(server_port)
+            if icestorm:
+                all_props.update({
+                    "IceStorm.InstanceName": "IceStorm",
+                    "IceStorm.TopicManager.Endpoints": endpoint(tm_port),
+                    "IceStorm.Publish.Endpoints": endpoint(pub_port),
+                    "IceStorm.Transient": "1",
+                })
             all_props.update(props)
             cfg = os.path.join(self.dir, "router-%s.cfg" % name)
             write_properties(cfg, all_props)
+            helpers = []
+            topic_ports = [(tm_port, "IceStorm.TopicManager.Endpoints"), (pub_port, "IceStorm.Publish.Endpoints")]
+            if self.flavour == "glacier2" and icestorm:
+                box_cfg = os.path.join(self.dir, "icebox-%s.cfg" % name)
+                write_properties(box_cfg, {
+                    "IceBox.Service.IceStorm": "IceStormService,37:createIceStorm --Ice.Config=%s"
+                                               " --IceStorm.Trace.Subscriber=1 --IceStorm.Trace.Topic=1" % cfg,
+                    "Ice.Warn.Connections": "0"})
+                helpers.append(self.start_ready("icebox-" + name, ["/usr/bin/icebox", "--Ice.Config=" + box_cfg],
+                                                topic_ports))
             if self.flavour == "glacier2":
                 cmd = ["/usr/bin/glacier2router", "--Ice.Config=" + cfg]
             else:
                 cmd = [self.moraine_bin, "--ice-config", cfg]
             ports = [client_port] + ([server_port] if server else [])
-            proc = self.start_ready("router-" + name, cmd, ports)
-            return Router(name, proc, client_port, server_port, all_props)
+            if icestorm and self.flavour != "glacier2":
+                ports += topic_ports
+            try:
+                proc = self.start_ready("router-" + name, cmd, ports)
+            except Failure:
+                for helper in helpers:
+                    helper.stop()
+                raise
+            return Router(name, proc, client_port, server_port, all_props, tm_port, pub_port, helpers)
         router = self.start_once(self._routers, "router " + name, starter)
-        if not router.proc.alive():
-            raise Failure("router %s died earlier (rc %s)%s"
-                          % (name, router.proc.popen.returncode, router.proc.log_tail()))
+        for proc in [router.proc] + router.helpers:
+            if not proc.alive():
+                raise Failure("%s died earlier (rc %s)%s" % (proc.name, proc.popen.returncode, proc.log_tail()))
         return router
 
     # -- the C++ client -------------------------------------------------------------------

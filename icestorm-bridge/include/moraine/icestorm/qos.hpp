@@ -15,8 +15,9 @@ struct qos {
 };
 
 /** Parses an IceStorm::QoS dictionary for a subscriber whose proxy is twoway or not.
-    @return the QoS, or the BadQoS reason: an unknown reliability, "ordered reliability requires
-    a twoway proxy", or a non-numeric retryCount / locatorCacheTimeout / connectionCached. */
+    @return the QoS, or the BadQoS reason in IceStorm 3.7.8's words: an unknown reliability,
+    "ordered reliability requires a twoway proxy", a non-numeric locatorCacheTimeout or
+    connectionCached. retryCount is never refused (non-numeric = 0), as IceStorm does. */
 std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string, std::string>>& entries, bool twoway);
 
 }  // namespace moraine::icestorm
