@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         std::cerr << "moraine-router: " << e.what() << "\n";
         return 1;
     }
-    for (const auto& w : cfg->warnings) spdlog::warn("{}: {}", cfg->source, w);
+    for (const auto& w : cfg->warnings) spdlog::warn("{}", w);  // each names its file and line
 
     // Block the stop signals in every thread; the main thread waits for them below.
     sigset_t stop_signals;

@@ -50,7 +50,8 @@ client_connection* shard::find_session(std::string_view category) const noexcept
 }
 
 void shard::start() {
-    asio::co_spawn(io_, idle_sweep(), report_bug);
+    // An ACM timeout of 0 means "never close idle connections", as in Ice.
+    if (cfg_->acm_timeout_s > 0) asio::co_spawn(io_, idle_sweep(), report_bug);
 }
 
 void shard::run() { io_.run(); }
@@ -68,7 +69,7 @@ void shard::stop() {
 asio::awaitable<void> shard::idle_sweep() {
     // ACM "close on idle, forceful" with timeout acm_timeout_s, checked every timeout/2: an idle
     // client is dropped between 1x and 1.5x the timeout, as glacier2router does.
-    const auto timeout = std::chrono::seconds(std::max(1, cfg_->acm_timeout_s));
+    const auto timeout = std::chrono::seconds(cfg_->acm_timeout_s);
     const auto period = std::max<std::chrono::milliseconds>(timeout / 2, std::chrono::milliseconds(500));
     asio::steady_timer timer(io_);
     for (;;) {

@@ -59,7 +59,7 @@ struct config {
     int add_connection_context = 0;       ///< Glacier2.AddConnectionContext
 
     std::int64_t session_timeout_s = 0;   ///< Glacier2.SessionTimeout; 0 = none
-    int acm_timeout_s = 60;               ///< client connections idle this long are closed (SessionTimeout if > 0, else Ice.ACM.Server.Timeout or 60)
+    int acm_timeout_s = 60;               ///< client connections idle this long are closed (SessionTimeout if > 0, else Ice.ACM.Server.Timeout or 60); 0 = never
     std::size_t routing_table_max = 1000; ///< Glacier2.RoutingTable.MaxSize
 
     auth_mode auth = auth_mode::none;
