@@ -45,7 +45,7 @@ void shard::add_session(const std::string& category, client_connection* c) { ses
 void shard::remove_session(const std::string& category) noexcept { sessions_.erase(category); }
 
 client_connection* shard::find_session(std::string_view category) const noexcept {
-    auto it = sessions_.find(std::string(category));
+    auto it = sessions_.find(category);
     return it == sessions_.end() ? nullptr : it->second;
 }
 

@@ -18,6 +18,13 @@ class shard_set;
 class client_connection;
 class backend_pool;
 
+/// Hash for string keys that also accepts string_view, so lookups on the per-event path
+/// (a session by its category) allocate nothing.
+struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 /// Counters kept per shard; read off-thread only as approximate figures.
 struct shard_metrics {
     unsigned long connections_accepted = 0;
@@ -82,7 +89,7 @@ private:
     asio::io_context io_{1};
     asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
     std::unique_ptr<backend_pool> backends_;
-    std::unordered_map<std::string, client_connection*> sessions_;
+    std::unordered_map<std::string, client_connection*, string_hash, std::equal_to<>> sessions_;
     std::unordered_set<client_connection*> clients_;
     std::vector<std::byte> scratch_;
     shard_metrics metrics_;
