@@ -11,6 +11,7 @@ session. Publishers (and the "direct" subscribers) use their own communicator wi
 Topic names are unique per scenario: all scenarios share one topic service.
 """
 import contextlib
+import os
 import threading
 import time
 
@@ -514,3 +515,48 @@ def icestorm_qos(env):
         if listed != ["a1", "a2", "a3", "a4", "a5"]:
             problems.append("getSubscribers() names %s, expected a1..a5" % listed)
     check(not problems, "%d mismatch(es): %s" % (len(problems), "; ".join(problems)))
+
+
+def upstream_icestorm(env):
+    """A second, independent real IceStorm (icebox, instance "Upstream"), started once: the
+    "external IceStorm past one machine" that a router's topic service is fed from."""
+    def starter():
+        tm_port, pub_port = H.free_port(), H.free_port()
+        cfg = os.path.join(env.dir, "upstream-icestorm.cfg")
+        H.write_properties(cfg, {
+            "IceBox.Service.IceStorm": "IceStormService,37:createIceStorm --Ice.Config=%s" % cfg,
+            "IceStorm.InstanceName": "Upstream",
+            "IceStorm.TopicManager.Endpoints": H.endpoint(tm_port),
+            "IceStorm.Publish.Endpoints": H.endpoint(pub_port),
+            "IceStorm.Transient": "1",
+            "Ice.Warn.Connections": "0"})
+        env.start_ready("icebox-upstream", ["/usr/bin/icebox", "--Ice.Config=" + cfg], [tm_port, pub_port])
+        return "Upstream/TopicManager:" + H.endpoint(tm_port)
+    return env.start_once(env._peers, "upstream icestorm", starter)
+
+
+@scenario
+def icestorm_upstream_link(env):
+    """Bridge to an external IceStorm: a topic of an upstream real IceStorm is linked to the
+    router's topic (one link per router); an event published upstream reaches the router's
+    session subscribers, and unlinking stops it. Same scenario for both pairs: the router's topic
+    service is icebox behind glacier2router, or moraine-router's own."""
+    router = icestorm_router(env)
+    name = unique("up")
+    with env.communicator() as uic, routed(env, router) as s, direct(env, router, adapter=False) as d:
+        upstream_tm = IceStorm.TopicManagerPrx.uncheckedCast(uic.stringToProxy(upstream_icestorm(env)))
+        upstream = upstream_tm.create(name)
+        local = d.tm.create(name)
+        upstream.link(local, 0)
+        servant, sub = s.subscriber("from-upstream")
+        s.topic(name).subscribeAndGetPublisher({}, sub.ice_oneway())
+        pub = Demo.ClockPrx.uncheckedCast(upstream.getPublisher().ice_oneway())
+        for t in ("u1", "u2", "u3"):
+            pub.tick(t)
+        check(servant.wait_count(3), "session subscriber got %s from the upstream IceStorm, expected u1..u3"
+              % servant.times())
+        check(servant.times() == ["u1", "u2", "u3"], "order: %s" % servant.times())
+        upstream.unlink(local)
+        pub.tick("after-unlink")
+        time.sleep(1.0)
+        check(servant.times() == ["u1", "u2", "u3"], "an event still crossed after unlink: %s" % servant.times())
