@@ -1,0 +1,242 @@
+#pragma once
+// The light client library: one Glacier2 session over one connection, without the Ice runtime.
+#include <moraine/client/asio.hpp>
+#include <moraine/client/call.hpp>
+#include <moraine/client/call_result.hpp>
+#include <moraine/client/error.hpp>
+#include <moraine/client/router_address.hpp>
+#include <moraine/client/routing_cache.hpp>
+#include <moraine/client/servant.hpp>
+#include <moraine/client/servant_map.hpp>
+#include <moraine/client/session_options.hpp>
+#include <moraine/protocol/frame_parser.hpp>
+#include <moraine/protocol/proxy.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace moraine::client {
+
+/** A Glacier2 session: one TCP connection to a router's client endpoint, carrying router calls,
+    routed calls to back-end objects and callbacks to servants hosted here (spec/ice-wire.md §10,
+    spec/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
+    own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
+    wait hold one until close(). An idle open session holds its socket, three timers, two
+    coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
+    --measure); reads go through a per-thread 64 KiB buffer, and only an incomplete message is
+    kept per session.
+
+    Threads: the executor must be single-threaded (an io_context run by one thread, or a
+    strand). The async_* functions may be called from any thread: they dispatch to it. The
+    other member functions must be called on it.
+
+    Operations complete with one value (error_info or call_result), so with any asio token:
+    `co_await s->async_invoke(c, asio::use_awaitable)`, `s->async_invoke(c, asio::use_future).get()`,
+    or a callback `[](call_result r) {...}`. Nothing throws for network or Ice errors. */
+class session_client : public std::enable_shared_from_this<session_client> {
+public:
+    using executor_type = asio::any_io_executor;
+
+    /// A closed session bound to `ex`; async_open starts it.
+    static std::shared_ptr<session_client> create(executor_type ex, session_options opts = {});
+    ~session_client();
+    session_client(const session_client&) = delete;
+    session_client& operator=(const session_client&) = delete;
+
+    /** Opens the session: connects to `router` (connect_timeout covers connect and the router's
+        validate connection), calls `Glacier2::Router::createSession(user, password)`, then in
+        one round trip `getCategoryForClient` and `getACMTimeout`, then, if the
+        category is not empty, `getServerProxy` (spec/glacier2.md §3). Call once.
+        Completion `void(error_info)`: empty on success; errc::permission_denied or
+        ::cannot_create_session with the router's reason; errc::timeout; a socket error
+        (e.g. connection_refused); errc::connection_lost. On failure the session is closed. */
+    template <class Token>
+    auto async_open(router_address router, std::string user, std::string password, Token&& token) {
+        // Arguments travel captured in the initiation, not as async_initiate's extra arguments:
+        // g++ 12 mis-copies class-type parameter packs of coroutines (use_awaitable's initiate).
+        return asio::async_initiate<Token, void(error_info)>(
+            [self = shared_from_this(), a = std::move(router), u = std::move(user),
+             p = std::move(password)](auto handler) mutable {
+                self->spawn_with([self, a = std::move(a), u = std::move(u), p = std::move(p)]() mutable {
+                    return self->open_coro(std::move(a), std::move(u), std::move(p));
+                }, std::move(handler));
+            },
+            token);
+    }
+
+    /** Twoway call through the router: addProxies([c.target]) first if its identity is not in
+        the routing cache, then the request; if the router answers ObjectNotExist
+        "ice_add_proxy", re-adds and retries once (spec/ice-wire.md §10).
+        Completion `void(call_result)`: ok with the results encapsulation, or the mapped Ice
+        error (errc::user_exception with type id and encapsulation, *_not_exist, unknown_*),
+        errc::timeout after call_timeout, errc::connection_lost, ::not_connected, ::queue_full. */
+    template <class Token>
+    auto async_invoke(call c, Token&& token) {
+        return asio::async_initiate<Token, void(call_result)>(
+            [self = shared_from_this(), c = std::move(c)](auto handler) mutable {
+                self->spawn_with([self, c = std::move(c)]() mutable { return self->invoke_coro(std::move(c)); },
+                                 std::move(handler));
+            },
+            token);
+    }
+
+    /** Oneway call through the router (request id 0, no reply): addProxies first if needed.
+        Completion `void(error_info)` once the request is queued: empty, or errc::not_connected,
+        ::queue_full, ::connection_lost, or the error of the addProxies call. */
+    template <class Token>
+    auto async_send_oneway(call c, Token&& token) {
+        return asio::async_initiate<Token, void(error_info)>(
+            [self = shared_from_this(), c = std::move(c)](auto handler) mutable {
+                self->spawn_with([self, c = std::move(c)]() mutable { return self->oneway_coro(std::move(c)); },
+                                 std::move(handler));
+            },
+            token);
+    }
+
+    /** Ends the session: `Glacier2::Router::destroySession`, then a graceful close (close
+        connection message, then the socket), bounded by connect_timeout.
+        Completion `void(error_info)`: the destroySession error if any (e.g. errc::user_exception
+        `::Glacier2::SessionNotExistException`); the connection is closed either way. */
+    template <class Token>
+    auto async_destroy(Token&& token) {
+        return asio::async_initiate<Token, void(error_info)>(
+            [self = shared_from_this()](auto handler) {
+                self->spawn_with([self] { return self->destroy_coro(); }, std::move(handler));
+            },
+            token);
+    }
+
+    /** Registers `s` as the servant `<category>/name`: requests the router sends for it on this
+        connection are dispatched to it; others get ObjectNotExist. Call after async_open.
+        @return the proxy to hand to back ends (e.g. to subscribe): identity `<category>/name`
+        with the router's server endpoints from getServerProxy; a nil proxy if the router has
+        no server endpoints (then no callback can reach this client). */
+    protocol::proxy add_servant(std::string name, servant s);
+
+    /// Unregisters the servant `<category>/name`. @return true if there was one.
+    bool remove_servant(std::string_view name);
+
+    /// The proxy `<category>/name` with the router's server endpoints (nil without server endpoints).
+    protocol::proxy server_proxy(std::string_view name) const;
+
+    /// The session category (Glacier2::Router::getCategoryForClient); empty before async_open
+    /// completes or when the router has no server endpoints.
+    const std::string& category() const noexcept { return category_; }
+
+    /// Heartbeat period in use (0 = none): half of getACMTimeout, or fallback_heartbeat.
+    std::chrono::milliseconds heartbeat_period() const noexcept { return heartbeat_every_; }
+
+    /// True between a successful async_open and close.
+    bool is_open() const noexcept { return phase_ == phase::open; }
+
+    /// Called once (posted to the executor) when the connection closes, with why: empty after
+    /// async_destroy or close(), else e.g. errc::connection_lost (the router dropped the session).
+    void on_close(std::function<void(const error_info&)> fn) { on_close_ = std::move(fn); }
+
+    /// Forceful close: the socket closes now, pending calls complete with errc::connection_lost.
+    /// Idempotent; the only place the socket closes.
+    void close() { close(error_info{}); }
+
+    /// The executor everything runs on.
+    executor_type get_executor() const noexcept { return ex_; }
+
+private:
+    enum class phase { idle, connecting, creating, open, closing, closed };
+    struct pending_call {
+        asio::any_completion_handler<void(call_result)> handler;
+        std::chrono::steady_clock::time_point deadline;
+    };
+
+    session_client(executor_type ex, session_options opts);
+
+    /// Runs the coroutine made by `make` on the session's executor, then completes `handler`
+    /// with its value on the handler's own executor.
+    template <class MakeCoro, class Handler>
+    void spawn_with(MakeCoro make, Handler handler) {
+        asio::co_spawn(ex_, std::move(make),
+                       [h = std::move(handler)](std::exception_ptr e, auto value) mutable {
+                           if (e) set_bug(value);
+                           auto ex = asio::get_associated_executor(h);
+                           asio::dispatch(ex, [h = std::move(h), v = std::move(value)]() mutable {
+                               std::move(h)(std::move(v));
+                           });
+                       });
+    }
+    /// An exception escaped a session coroutine: a bug, reported as a value (style.md §8).
+    static void set_bug(error_info& v) { v = make_error(errc::protocol_error, "internal error in the client library"); }
+    static void set_bug(call_result& v) { v = call_result::failure(make_error(errc::protocol_error, "internal error in the client library")); }
+
+    // Operations (session_client_ops.cpp).
+    asio::awaitable<error_info> open_coro(router_address a, std::string user, std::string password);
+    asio::awaitable<error_info> connect(const router_address& a);
+    asio::awaitable<error_info> wait_validated();
+    asio::awaitable<error_info> fetch_session_info();
+    asio::awaitable<call_result> invoke_coro(call c);
+    asio::awaitable<error_info> oneway_coro(call c);
+    asio::awaitable<error_info> destroy_coro();
+    asio::awaitable<error_info> ensure_route(const protocol::proxy& target);
+    asio::awaitable<call_result> router_call(std::string operation, protocol::operation_mode mode,
+                                             protocol::byte_buffer params);
+    asio::awaitable<call_result> twoway(protocol::identity_view id, std::string_view facet, std::string_view operation,
+                                        protocol::operation_mode mode, protocol::byte_view params);
+
+    // Connection (session_client_io.cpp).
+    void start_loops();
+    asio::awaitable<void> read_loop();
+    asio::awaitable<void> write_loop();
+    void arm_timer();
+    bool on_bytes(protocol::byte_view data);
+    bool parse_all(protocol::byte_view data, std::size_t& consumed);
+    void on_frame(const protocol::frame_view& frame);
+    void on_message(const protocol::frame_view& frame);
+    void on_reply(protocol::byte_view body);
+    void on_request(protocol::byte_view body);
+    void on_batch(protocol::byte_view body);
+    void dispatch_incoming(const incoming_request& r, std::int32_t request_id);
+    error_info enqueue(protocol::byte_buffer msg);
+    std::int32_t next_request_id() noexcept;
+    void add_pending(std::int32_t id, asio::any_completion_handler<void(call_result)> h);
+    void complete(asio::any_completion_handler<void(call_result)> h, call_result r);
+    void expire_calls(std::chrono::steady_clock::time_point now);
+    std::chrono::steady_clock::time_point next_wakeup() const;
+    void on_tick(std::chrono::steady_clock::time_point now);
+    void close(error_info why);
+    error_info not_open() const;
+    asio::awaitable<void> wait_event();
+
+    executor_type ex_;
+    session_options opts_;
+    protocol::limits limits_;
+    tcp::socket socket_;
+    protocol::identity router_id_;
+    phase phase_ = phase::idle;
+    bool validated_ = false;
+    bool close_after_flush_ = false;
+
+    std::vector<protocol::byte_buffer> out_;  // whole messages, oldest first
+    std::size_t out_bytes_ = 0;
+    protocol::byte_buffer partial_;          // an incomplete message, only while one is partial
+    asio::steady_timer wakeup_;              // write loop sleeps on it; enqueue() cancels it
+    asio::steady_timer timer_;               // deadlines: phase, calls, heartbeat
+    asio::steady_timer event_;               // condition variable: validated, route changes, close
+
+    std::unordered_map<std::int32_t, pending_call> pending_;
+    std::int32_t last_request_id_ = 0;
+    routing_cache routes_;
+    servant_map servants_;
+    std::string category_;
+    protocol::proxy server_proxy_;
+    std::chrono::milliseconds heartbeat_every_{0};
+    std::chrono::steady_clock::time_point last_write_;
+    std::chrono::steady_clock::time_point phase_deadline_ = std::chrono::steady_clock::time_point::max();
+    std::function<void(const error_info&)> on_close_;
+    error_info closed_by_;  // why the connection closed, if not by us
+};
+
+}  // namespace moraine::client

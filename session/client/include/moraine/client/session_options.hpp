@@ -1,0 +1,30 @@
+#pragma once
+// Settings of one client session.
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace moraine::client {
+
+/// Settings of a session_client. Defaults suit a Glacier2 3.7 router with default settings.
+struct session_options {
+    /// Glacier2.InstanceName of the router: its object is `<instance_name>/router`.
+    std::string instance_name = "Glacier2";
+    /// Bound on each twoway call (router calls included) from send to reply; errc::timeout after.
+    std::chrono::milliseconds call_timeout{60'000};
+    /// Bound on TCP connect + the router's validate connection, and on the graceful close.
+    std::chrono::milliseconds connect_timeout{10'000};
+    /// Keep the session alive: after createSession the client asks getACMTimeout and sends a
+    /// heartbeat (validate connection message) whenever it wrote nothing for half of it
+    /// (what Glacier2.SessionHelper does; the router drops idle connections, spec/ice-wire.md §12).
+    bool keep_alive = true;
+    /// Heartbeat period used when keep_alive is set and getACMTimeout fails or returns <= 0 (0 = none).
+    std::chrono::milliseconds fallback_heartbeat{15'000};
+    /// Hard bound, in bytes, on messages queued for the router; a send that would pass it fails
+    /// with errc::queue_full (the connection stays open).
+    std::size_t write_queue_limit = 1024 * 1024;
+    /// Largest message accepted from the router, in bytes (Ice.MessageSizeMax × 1024; 0 = unlimited).
+    std::size_t max_message_bytes = 1024 * 1024;
+};
+
+}  // namespace moraine::client

@@ -1,0 +1,14 @@
+#include <moraine/client/router_address.hpp>
+
+#include <moraine/protocol/endpoint.hpp>
+
+namespace moraine::client {
+
+std::optional<router_address> router_address::parse(std::string_view endpoint) {
+    const auto first = endpoint.substr(0, endpoint.find(':'));
+    const auto e = protocol::endpoint_from_string(first);
+    if (!e || !e->is_tcp() || e->host.empty() || e->port <= 0 || e->port > 65535) return std::nullopt;
+    return router_address{e->host, static_cast<std::uint16_t>(e->port)};
+}
+
+}  // namespace moraine::client

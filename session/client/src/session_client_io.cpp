@@ -1,0 +1,292 @@
+// session_client: the connection half (socket, framing, write queue, timers, incoming messages).
+#include <moraine/client/session_client.hpp>
+
+#include <moraine/protocol/compression.hpp>
+#include <moraine/protocol/header.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+
+#include <array>
+
+namespace moraine::client {
+
+namespace {
+using clock = std::chrono::steady_clock;
+
+// Messages per writev: amortises the syscall, well under IOV_MAX.
+constexpr std::size_t max_messages_per_write = 64;
+// Per-thread read buffer shared by every session on the thread: an idle session holds none.
+constexpr std::size_t read_chunk_bytes = 64 * 1024;
+
+std::array<std::byte, read_chunk_bytes>& scratch() {
+    thread_local std::array<std::byte, read_chunk_bytes> buf;
+    return buf;
+}
+
+error_info lost(std::string detail) { return make_error(errc::connection_lost, std::move(detail)); }
+}  // namespace
+
+std::shared_ptr<session_client> session_client::create(executor_type ex, session_options opts) {
+    return std::shared_ptr<session_client>(new session_client(std::move(ex), std::move(opts)));
+}
+
+session_client::session_client(executor_type ex, session_options opts)
+    : ex_(ex),
+      opts_(std::move(opts)),
+      limits_{opts_.max_message_bytes},
+      socket_(ex),
+      router_id_{"router", opts_.instance_name},
+      wakeup_(ex, clock::time_point::max()),
+      timer_(ex, clock::time_point::max()),
+      event_(ex, clock::time_point::max()) {}
+
+session_client::~session_client() = default;
+
+void session_client::start_loops() {
+    // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
+    auto on_done = [](std::exception_ptr) {};  // the loops catch nothing and throw nothing by design
+    asio::co_spawn(ex_, [self = shared_from_this()] { return self->read_loop(); }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this()] { return self->write_loop(); }, on_done);
+}
+
+void session_client::close(error_info why) {
+    if (phase_ == phase::closed) return;
+    phase_ = phase::closed;
+    closed_by_ = why;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);  // the loops wake with operation_aborted and return
+    wakeup_.cancel();
+    timer_.cancel();
+    event_.cancel();
+    out_.clear();
+    out_bytes_ = 0;
+    protocol::byte_buffer().swap(partial_);
+    auto pending = std::move(pending_);
+    pending_.clear();
+    const error_info failed = why ? why : lost("session closed");
+    for (auto& [id, p] : pending) complete(std::move(p.handler), call_result::failure(failed));
+    if (on_close_) asio::post(ex_, [fn = std::move(on_close_), why = std::move(why)] { fn(why); });
+}
+
+// -- writing ----------------------------------------------------------------------------------
+
+error_info session_client::enqueue(protocol::byte_buffer msg) {
+    if (phase_ == phase::closed) return lost("session closed");
+    if (opts_.write_queue_limit && out_bytes_ + msg.size() > opts_.write_queue_limit)
+        return make_error(errc::queue_full, std::to_string(out_bytes_) + " bytes queued");
+    out_bytes_ += msg.size();
+    out_.push_back(std::move(msg));
+    last_write_ = clock::now();
+    wakeup_.cancel();
+    return {};
+}
+
+asio::awaitable<void> session_client::write_loop() {
+    std::vector<asio::const_buffer> batch;
+    while (phase_ != phase::closed) {
+        if (out_.empty()) {
+            if (close_after_flush_) {
+                close(error_info{});
+                co_return;
+            }
+            co_await wakeup_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        batch.clear();
+        const std::size_t n = std::min(out_.size(), max_messages_per_write);
+        // out_ may grow during the write; its byte_buffers then move, but their bytes stay put.
+        for (std::size_t i = 0; i < n; ++i) batch.emplace_back(asio::buffer(out_[i]));
+        auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
+        if (phase_ == phase::closed) co_return;
+        if (ec) {
+            close(lost(ec.message()));
+            co_return;
+        }
+        for (std::size_t i = 0; i < n; ++i) out_bytes_ -= out_[i].size();
+        out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(n));
+        if (out_.empty()) std::vector<protocol::byte_buffer>().swap(out_);  // an idle session keeps no buffer
+    }
+}
+
+// -- reading ----------------------------------------------------------------------------------
+
+asio::awaitable<void> session_client::read_loop() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    while (phase_ != phase::closed) {
+        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
+        if (phase_ == phase::closed) co_return;
+        if (wec) {
+            close(lost(wec.message()));
+            co_return;
+        }
+        // No co_await between this read and the end of dispatch: the thread's scratch is ours.
+        auto& buf = scratch();
+        const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+        if (ec) {
+            close(lost(ec == asio::error::eof ? "the router closed the connection" : ec.message()));
+            co_return;
+        }
+        if (!on_bytes(protocol::byte_view(buf.data(), n))) co_return;
+    }
+}
+
+bool session_client::on_bytes(protocol::byte_view data) {
+    std::size_t consumed = 0;
+    if (partial_.empty()) {
+        const bool ok = parse_all(data, consumed);
+        if (ok && consumed < data.size()) partial_.assign(data.begin() + consumed, data.end());
+        return ok;
+    }
+    partial_.insert(partial_.end(), data.begin(), data.end());
+    const bool ok = parse_all(partial_, consumed);
+    if (!ok) return false;
+    partial_.erase(partial_.begin(), partial_.begin() + static_cast<std::ptrdiff_t>(consumed));
+    if (partial_.empty()) protocol::byte_buffer().swap(partial_);  // give a large message's memory back
+    return true;
+}
+
+bool session_client::parse_all(protocol::byte_view data, std::size_t& consumed) {
+    while (phase_ != phase::closed) {
+        boost::system::error_code ec;
+        auto frame = protocol::parse_frame(data.subspan(consumed), limits_, ec);
+        if (ec) {
+            close(make_error(errc::protocol_error, ec.message()));
+            return false;
+        }
+        if (!frame) return true;
+        consumed += frame->size();
+        on_frame(*frame);
+    }
+    return false;
+}
+
+void session_client::on_frame(const protocol::frame_view& frame) {
+    if (frame.header.compression != protocol::compression_status::compressed) return on_message(frame);
+    auto plain = protocol::decompress_message(frame, limits_);
+    boost::system::error_code ec;
+    auto inner = plain ? protocol::parse_frame(*plain, protocol::limits{0}, ec) : std::nullopt;
+    if (!inner || inner->size() != plain->size()) return close(make_error(errc::protocol_error, "bad compressed message"));
+    on_message(*inner);
+}
+
+void session_client::on_message(const protocol::frame_view& frame) {
+    using protocol::message_type;
+    if (!validated_) {
+        if (frame.header.type != message_type::validate_connection)
+            return close(make_error(errc::protocol_error, "the router did not validate the connection"));
+        validated_ = true;
+        event_.cancel();
+        return;
+    }
+    switch (frame.header.type) {
+    case message_type::reply: return on_reply(frame.body());
+    case message_type::request: return on_request(frame.body());
+    case message_type::batch_request: return on_batch(frame.body());
+    case message_type::validate_connection: return;  // a heartbeat
+    case message_type::close_connection: return close(lost("the router closed the connection gracefully"));
+    }
+}
+
+void session_client::on_reply(protocol::byte_view body) {
+    auto r = protocol::decode_reply(body);
+    if (!r) return close(make_error(errc::protocol_error, r.error().message()));
+    const auto it = pending_.find(r->request_id);
+    if (it == pending_.end()) return;  // timed out already: ignored, as Ice does
+    auto h = std::move(it->second.handler);
+    pending_.erase(it);
+    complete(std::move(h), map_reply(*r));
+}
+
+void session_client::on_request(protocol::byte_view body) {
+    auto r = protocol::decode_request(body);
+    if (!r) return close(make_error(errc::protocol_error, r.error().message()));
+    dispatch_incoming(incoming_request{r->id, r->facet, r->operation, r->mode, r->params, r->request_id == 0},
+                      r->request_id);
+}
+
+void session_client::on_batch(protocol::byte_view body) {
+    protocol::batch_reader batch(body);
+    while (!batch.done()) {
+        auto r = batch.next();
+        if (!r) break;
+        dispatch_incoming(incoming_request{r->id, r->facet, r->operation, r->mode, r->params, true}, 0);
+    }
+    if (batch.error()) close(make_error(errc::protocol_error, batch.error().message()));
+}
+
+void session_client::dispatch_incoming(const incoming_request& r, std::int32_t request_id) {
+    const dispatch_result result = servants_.dispatch(category_, r);
+    if (request_id == 0 || phase_ == phase::closed) return;
+    protocol::byte_buffer msg;
+    write_dispatch_reply(msg, request_id, r, result);
+    if (auto err = enqueue(std::move(msg))) close(err);  // a reply we cannot send: the caller would hang
+}
+
+// -- calls and timers -------------------------------------------------------------------------
+
+std::int32_t session_client::next_request_id() noexcept {
+    // Ids start at 1 and wrap back to 1 (spec/ice-wire.md §4); skip any still pending.
+    do {
+        last_request_id_ = last_request_id_ == INT32_MAX ? 1 : last_request_id_ + 1;
+    } while (pending_.contains(last_request_id_));
+    return last_request_id_;
+}
+
+void session_client::add_pending(std::int32_t id, asio::any_completion_handler<void(call_result)> h) {
+    const auto deadline = clock::now() + opts_.call_timeout;
+    pending_.emplace(id, pending_call{std::move(h), deadline});
+    if (deadline < timer_.expiry()) timer_.cancel();  // the timer loop re-arms at the earlier deadline
+}
+
+void session_client::complete(asio::any_completion_handler<void(call_result)> h, call_result r) {
+    // Posted, never inline: the caller may be iterating our tables. `h` is always one of our own
+    // coroutines (twoway), so its executor is ex_.
+    asio::post(ex_, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
+}
+
+void session_client::expire_calls(clock::time_point now) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->second.deadline > now) {
+            ++it;
+            continue;
+        }
+        auto h = std::move(it->second.handler);
+        it = pending_.erase(it);
+        complete(std::move(h), call_result::failure(make_error(errc::timeout, "no reply within the call timeout")));
+    }
+}
+
+clock::time_point session_client::next_wakeup() const {
+    auto next = phase_deadline_;
+    for (const auto& [id, p] : pending_) next = std::min(next, p.deadline);
+    if (phase_ == phase::open && heartbeat_every_.count() > 0) next = std::min(next, last_write_ + heartbeat_every_);
+    return next;
+}
+
+void session_client::on_tick(clock::time_point now) {
+    if (now >= phase_deadline_) return close(make_error(errc::timeout, "connect, validation or close took too long"));
+    expire_calls(now);
+    if (phase_ == phase::open && heartbeat_every_.count() > 0 && now >= last_write_ + heartbeat_every_) {
+        const auto& hb = protocol::validate_connection_message;
+        if (auto err = enqueue(protocol::byte_buffer(hb.begin(), hb.end()))) close(err);
+    }
+}
+
+void session_client::arm_timer() {
+    // A plain handler, not a coroutine: an idle session keeps one small wait op, no frame.
+    timer_.expires_at(next_wakeup());
+    timer_.async_wait([self = shared_from_this()](boost::system::error_code) {
+        if (self->phase_ == phase::closed) return;  // expiry, or cancel() to re-arm earlier
+        self->on_tick(clock::now());
+        if (self->phase_ != phase::closed) self->arm_timer();
+    });
+}
+
+asio::awaitable<void> session_client::wait_event() {
+    co_await event_.async_wait(nothrow_awaitable);  // only cancel() ends it: expiry is never
+}
+
+}  // namespace moraine::client

@@ -1,0 +1,226 @@
+// session_client: the operations (open, routed calls, servants, destroy).
+#include <moraine/client/session_client.hpp>
+
+#include <moraine/client/params.hpp>
+#include <moraine/protocol/header.hpp>
+#include <moraine/protocol/output_stream.hpp>
+
+#include <optional>
+
+namespace moraine::client {
+
+namespace {
+using clock = std::chrono::steady_clock;
+using protocol::operation_mode;
+
+/// A request message (spec/ice-wire.md §4) with an empty context; `params` is a whole encapsulation.
+protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view target, std::string_view facet,
+                                      std::string_view operation, operation_mode mode, protocol::byte_view params) {
+    protocol::output_stream out;
+    out.start_message(protocol::message_type::request);
+    out.write_int(id);
+    out.write_identity(target);
+    out.write_facet(facet);
+    out.write_string(operation);
+    out.write_byte(static_cast<std::uint8_t>(mode));
+    out.write_context({});
+    out.write_bytes(params);
+    out.end_message();
+    return out.take();
+}
+
+
+/// Results of Ice::Router::addProxies: the evicted proxies (ObjectProxySeq).
+std::vector<protocol::proxy> evicted_of(const call_result& r) {
+    std::vector<protocol::proxy> out;
+    (void)decode_results(r.encaps, [&](protocol::input_stream& in) {
+        const auto n = in.read_size();
+        for (std::int32_t i = 0; i < n && in.ok(); ++i) out.push_back(protocol::read_proxy(in));
+    });
+    return out;
+}
+}  // namespace
+
+error_info session_client::not_open() const {
+    // A session the router dropped reports why; one never opened, or closed by us: not_connected.
+    if (closed_by_.code == errc::connection_lost) return closed_by_;
+    return make_error(errc::not_connected, "the session is not open");
+}
+
+// -- open -------------------------------------------------------------------------------------
+
+asio::awaitable<error_info> session_client::open_coro(router_address a, std::string user, std::string password) {
+    if (phase_ != phase::idle) co_return make_error(errc::not_connected, "async_open called twice");
+    phase_ = phase::connecting;
+    phase_deadline_ = clock::now() + opts_.connect_timeout;
+    arm_timer();
+    if (auto err = co_await connect(a)) co_return err;
+    if (auto err = co_await wait_validated()) co_return err;
+    phase_ = phase::creating;
+    phase_deadline_ = clock::time_point::max();
+    auto params = encode_params([&](protocol::output_stream& out) {
+        out.write_string(user);
+        out.write_string(password);
+    });
+    const call_result created = co_await router_call("createSession", operation_mode::normal, std::move(params));
+    if (auto err = map_session_error(created)) {
+        close(err);
+        co_return err;
+    }
+    if (auto err = co_await fetch_session_info()) {
+        close(err);
+        co_return err;
+    }
+    phase_ = phase::open;
+    last_write_ = clock::now();
+    timer_.cancel();  // re-arm for heartbeats
+    co_return error_info{};
+}
+
+asio::awaitable<error_info> session_client::connect(const router_address& a) {
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(a.host, ec);
+    if (!ec) {
+        auto [cec] = co_await socket_.async_connect(tcp::endpoint(address, a.port), nothrow_awaitable);
+        ec = cec;
+    } else {
+        tcp::resolver resolver(ex_);
+        auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), nothrow_awaitable);
+        ec = rec;
+        if (!ec) std::tie(ec, std::ignore) = co_await asio::async_connect(socket_, results, nothrow_awaitable);
+    }
+    if (phase_ == phase::closed) co_return make_error(errc::timeout, "connect took too long");
+    if (ec) {
+        close(error_info{ec, ec.message()});
+        co_return error_info{ec, ec.message()};
+    }
+    socket_.set_option(tcp::no_delay(true), ec);
+    start_loops();
+    co_return error_info{};
+}
+
+asio::awaitable<error_info> session_client::wait_validated() {
+    while (!validated_ && phase_ != phase::closed) co_await wait_event();
+    if (validated_ && phase_ != phase::closed) co_return error_info{};
+    co_return make_error(errc::connection_lost, "closed before the router validated the connection");
+}
+
+asio::awaitable<error_info> session_client::fetch_session_info() {
+    // Both in one round trip: neither depends on the other. getACMTimeout runs alongside.
+    auto acm = std::make_shared<std::optional<call_result>>();
+    asio::co_spawn(ex_, router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
+                   [this, acm, self = shared_from_this()](std::exception_ptr, call_result r) {
+                       *acm = std::move(r);
+                       event_.cancel();
+                   });
+    const call_result cat = co_await router_call("getCategoryForClient", operation_mode::nonmutating, empty_params());
+    while (!acm->has_value() && phase_ != phase::closed) co_await wait_event();
+    if (phase_ == phase::closed) co_return make_error(errc::connection_lost, "closed during session set-up");
+    if (!cat.ok()) co_return cat.error;
+    auto category = decode_string_result(cat.encaps);
+    if (!category) co_return make_error(errc::protocol_error, "bad getCategoryForClient result");
+    category_ = std::move(*category);
+    std::int32_t acm_seconds = 0;
+    if ((*acm)->ok()) (void)decode_results((*acm)->encaps, [&](protocol::input_stream& in) { acm_seconds = in.read_int(); });
+    if (opts_.keep_alive)
+        heartbeat_every_ = acm_seconds > 0 ? std::chrono::milliseconds(acm_seconds * 500) : opts_.fallback_heartbeat;
+    if (category_.empty()) co_return error_info{};  // no server endpoints: no callbacks
+    const call_result sp = co_await router_call("getServerProxy", operation_mode::nonmutating, empty_params());
+    if (!sp.ok()) co_return sp.error;
+    if (auto ec = decode_results(sp.encaps, [&](protocol::input_stream& in) { server_proxy_ = protocol::read_proxy(in); }))
+        co_return make_error(errc::protocol_error, "bad getServerProxy result: " + ec.message());
+    co_return error_info{};
+}
+
+// -- calls ------------------------------------------------------------------------------------
+
+asio::awaitable<call_result> session_client::twoway(protocol::identity_view id, std::string_view facet,
+                                                    std::string_view operation, operation_mode mode,
+                                                    protocol::byte_view params) {
+    if (phase_ == phase::closed) co_return call_result::failure(not_open());
+    const std::int32_t rid = next_request_id();
+    auto msg = request_message(rid, id, facet, operation, mode, params);
+    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(call_result)>(
+        [this, rid, &msg](auto handler) {
+            if (auto err = enqueue(std::move(msg))) return complete(std::move(handler), call_result::failure(err));
+            add_pending(rid, std::move(handler));
+        },
+        asio::use_awaitable);
+}
+
+asio::awaitable<call_result> session_client::router_call(std::string operation, operation_mode mode,
+                                                         protocol::byte_buffer params) {
+    co_return co_await twoway(router_id_.view(), {}, operation, mode, params);
+}
+
+asio::awaitable<error_info> session_client::ensure_route(const protocol::proxy& target) {
+    for (;;) {
+        if (phase_ != phase::open) co_return not_open();
+        switch (routes_.find(target.id.view())) {
+        case routing_cache::state::added: co_return error_info{};
+        case routing_cache::state::adding: co_await wait_event(); continue;
+        case routing_cache::state::absent: break;
+        }
+        routes_.begin_add(target.id);
+        auto params = encode_params([&](protocol::output_stream& out) {
+            out.write_size(1);
+            protocol::write_proxy(out, target);
+        });
+        const call_result r = co_await router_call("addProxies", operation_mode::idempotent, std::move(params));
+        routes_.add_done(target.id.view(), r.ok());
+        if (r.ok()) routes_.evict(evicted_of(r));
+        event_.cancel();  // wake calls waiting for this identity
+        co_return r.error;
+    }
+}
+
+asio::awaitable<call_result> session_client::invoke_coro(call c) {
+    const auto id = c.target.id.view();
+    for (int attempt = 0;; ++attempt) {
+        if (auto err = co_await ensure_route(c.target)) co_return call_result::failure(std::move(err));
+        call_result r = co_await twoway(id, c.target.facet, c.operation, c.mode, c.params);
+        if (!needs_add_proxy(r, id)) co_return r;
+        routes_.forget(id);  // the router does not route it (evicted, or a new session): add again,
+        if (attempt > 0) co_return r;  // and retry once
+    }
+}
+
+asio::awaitable<error_info> session_client::oneway_coro(call c) {
+    if (auto err = co_await ensure_route(c.target)) co_return err;
+    co_return enqueue(request_message(0, c.target.id.view(), c.target.facet, c.operation, c.mode, c.params));
+}
+
+asio::awaitable<error_info> session_client::destroy_coro() {
+    if (phase_ != phase::open) co_return not_open();
+    const call_result r = co_await router_call("destroySession", operation_mode::normal, empty_params());
+    if (phase_ == phase::closed) co_return r.error ? r.error : error_info{};
+    // Graceful close (spec/ice-wire.md §3): close connection, flush, then the socket.
+    phase_ = phase::closing;
+    phase_deadline_ = clock::now() + opts_.connect_timeout;
+    timer_.cancel();
+    const auto& bye = protocol::close_connection_message;
+    if (enqueue(protocol::byte_buffer(bye.begin(), bye.end()))) close(error_info{});
+    close_after_flush_ = true;
+    wakeup_.cancel();
+    while (phase_ != phase::closed) co_await wait_event();
+    co_return r.error;
+}
+
+// -- servants ---------------------------------------------------------------------------------
+
+protocol::proxy session_client::add_servant(std::string name, servant s) {
+    auto p = server_proxy(name);
+    servants_.add(std::move(name), std::move(s));
+    return p;
+}
+
+bool session_client::remove_servant(std::string_view name) { return servants_.remove(name); }
+
+protocol::proxy session_client::server_proxy(std::string_view name) const {
+    if (server_proxy_.is_nil()) return {};
+    protocol::proxy p = server_proxy_;
+    p.id = protocol::identity{std::string(name), category_};
+    return p;
+}
+
+}  // namespace moraine::client

@@ -1,0 +1,28 @@
+#include <moraine/client/router_address.hpp>
+
+#include <gtest/gtest.h>
+
+namespace moraine::client {
+namespace {
+
+TEST(router_address, parses_tcp_endpoints) {
+    auto a = router_address::parse("tcp -h 127.0.0.1 -p 4063");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->host, "127.0.0.1");
+    EXPECT_EQ(a->port, 4063);
+    a = router_address::parse("tcp -h router.example -p 4064 -t 60000:tcp -h other -p 1");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->host, "router.example");
+    EXPECT_EQ(a->port, 4064);
+}
+
+TEST(router_address, rejects_what_it_cannot_connect_to) {
+    EXPECT_FALSE(router_address::parse("udp -h 127.0.0.1 -p 4063"));
+    EXPECT_FALSE(router_address::parse("tcp -p 4063"));
+    EXPECT_FALSE(router_address::parse("tcp -h 127.0.0.1"));
+    EXPECT_FALSE(router_address::parse("tcp -h 127.0.0.1 -p 70000"));
+    EXPECT_FALSE(router_address::parse("nonsense"));
+}
+
+}  // namespace
+}  // namespace moraine::client

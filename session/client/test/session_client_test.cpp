@@ -1,0 +1,255 @@
+// session_client against an in-process fake router on loopback: the I/O paths a real router
+// rarely exercises (timeouts, the ice_add_proxy retry, bad bytes, refused connections).
+#include <moraine/client/params.hpp>
+#include <moraine/client/session_client.hpp>
+#include <moraine/protocol/header.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/protocol/user_exception.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moraine::client {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::byte_buffer;
+
+/// Answers for one request: whole messages to send back (none = never answer).
+using script = std::function<std::vector<byte_buffer>(const protocol::request_view&, int nth_of_op)>;
+
+byte_buffer ok_reply(std::int32_t id, byte_buffer encaps) {
+    byte_buffer out;
+    protocol::write_reply_ok(out, id, encaps);
+    return out;
+}
+
+/// The answers of Glacier2/router to the session set-up calls; "" category = no server endpoints.
+std::vector<byte_buffer> router_answers(const protocol::request_view& r) {
+    if (r.operation == "createSession")
+        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_short(0); }))};
+    if (r.operation == "getCategoryForClient") return {ok_reply(r.request_id, encode_string_params(""))};
+    if (r.operation == "getACMTimeout")
+        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_int(30); }))};
+    if (r.operation == "addProxies")
+        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_size(0); }))};
+    if (r.operation == "destroySession") return {ok_reply(r.request_id, empty_params())};
+    return {};
+}
+
+struct fake_router {
+    asio::io_context ioc{1};
+    tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
+    std::vector<std::string> ops;  // operations received, in order
+    script answer;
+    byte_buffer greeting{protocol::validate_connection_message.begin(), protocol::validate_connection_message.end()};
+
+    router_address address() const { return {"127.0.0.1", acceptor.local_endpoint().port()}; }
+
+    asio::awaitable<void> serve() {
+        auto [aec, sock] = co_await acceptor.async_accept(nothrow_awaitable);
+        if (aec) co_return;
+        co_await asio::async_write(sock, asio::buffer(greeting), nothrow_awaitable);
+        byte_buffer in;
+        std::array<std::byte, 4096> chunk;
+        std::map<std::string, int> seen;
+        for (;;) {
+            auto [ec, n] = co_await sock.async_read_some(asio::buffer(chunk), nothrow_awaitable);
+            if (ec) co_return;
+            in.insert(in.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+            boost::system::error_code perr;
+            while (auto f = protocol::parse_frame(in, protocol::limits{}, perr)) {
+                std::vector<byte_buffer> out;
+                if (f->header.type == protocol::message_type::close_connection) co_return;
+                if (f->header.type == protocol::message_type::request) {
+                    auto r = protocol::decode_request(f->body());
+                    if (!r) co_return;
+                    ops.emplace_back(r->operation);
+                    const int nth = seen[std::string(r->operation)]++;
+                    out = answer ? answer(*r, nth) : std::vector<byte_buffer>{};
+                    if (out.empty()) out = router_answers(*r);
+                }
+                in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f->size()));
+                for (auto& m : out) co_await asio::async_write(sock, asio::buffer(m), nothrow_awaitable);
+            }
+            if (perr) co_return;
+        }
+    }
+
+    /// Runs `test` against this fake router until both finish.
+    void run(std::function<asio::awaitable<void>(std::shared_ptr<session_client>)> test, session_options so = {}) {
+        asio::co_spawn(ioc, serve(), asio::detached);
+        auto s = session_client::create(ioc.get_executor(), so);
+        bool finished = false;
+        asio::co_spawn(ioc, test(s), [&](std::exception_ptr e) {
+            finished = true;
+            if (e) std::rethrow_exception(e);
+            acceptor.close();
+        });
+        ioc.run_for(10s);
+        EXPECT_TRUE(finished) << "test coroutine did not finish";
+    }
+};
+
+protocol::proxy hello() { return *protocol::proxy_from_string("hello:tcp -h 127.0.0.1 -p 9"); }
+call say_hello() { return {hello(), "sayHello", encode_string_params("bob")}; }
+
+TEST(session_client, open_call_destroy) {
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int) -> std::vector<byte_buffer> {
+        if (r.operation == "sayHello") return {ok_reply(r.request_id, encode_string_params("hello bob"))};
+        return {};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        auto err = co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable);
+        EXPECT_FALSE(err) << err.message();
+        EXPECT_EQ(s->heartbeat_period(), 15s);
+        EXPECT_TRUE(s->server_proxy("cb").is_nil());
+        auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_EQ(decode_string_result(r.encaps), "hello bob");
+        r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_TRUE(r.ok());
+        EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
+    });
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
+                                        "sayHello",      "sayHello",             "destroySession"};
+    EXPECT_EQ(fr.ops, want) << "addProxies once per identity";
+}
+
+TEST(session_client, ice_add_proxy_readds_and_retries_once) {
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int nth) -> std::vector<byte_buffer> {
+        if (r.operation != "sayHello") return {};
+        byte_buffer out;
+        if (nth < 2)
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id, "",
+                                            "ice_add_proxy");
+        else
+            protocol::write_reply_ok(out, r.request_id, encode_string_params("hi"));
+        return {out};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+        // First call: ONE, re-add, ONE again: given up after one retry.
+        auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_EQ(r.error.code, errc::object_not_exist);
+        // Second call: re-added, then answered.
+        r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_TRUE(r.ok()) << r.error.message();
+        s->close();
+    });
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient",
+                                        "addProxies",    "sayHello",             "addProxies",
+                                        "sayHello",      "addProxies",           "sayHello"};
+    EXPECT_EQ(fr.ops, want);
+}
+
+TEST(session_client, concurrent_first_calls_share_one_add_proxies) {
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int) -> std::vector<byte_buffer> {
+        if (r.operation == "sayHello") return {ok_reply(r.request_id, encode_string_params("x"))};
+        return {};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+        int done = 0;
+        asio::steady_timer all(s->get_executor(), std::chrono::steady_clock::time_point::max());
+        for (int i = 0; i < 3; ++i)
+            s->async_invoke(say_hello(), [&](call_result r) {
+                EXPECT_TRUE(r.ok());
+                if (++done == 3) all.cancel();
+            });
+        co_await all.async_wait(nothrow_awaitable);
+        s->close();
+    });
+    EXPECT_EQ(std::count(fr.ops.begin(), fr.ops.end(), "addProxies"), 1);
+    EXPECT_EQ(std::count(fr.ops.begin(), fr.ops.end(), "sayHello"), 3);
+}
+
+TEST(session_client, twoway_times_out_and_late_reply_is_ignored) {
+    fake_router fr;  // sayHello is never answered
+    session_options so;
+    so.call_timeout = 200ms;
+    fr.run(
+        [&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+            EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+            const auto t0 = std::chrono::steady_clock::now();
+            auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+            EXPECT_EQ(r.error.code, errc::timeout);
+            EXPECT_GE(std::chrono::steady_clock::now() - t0, 200ms);
+            EXPECT_TRUE(s->is_open()) << "a timeout does not close the session";
+            s->close();
+        },
+        so);
+}
+
+TEST(session_client, permission_denied_reason) {
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int) -> std::vector<byte_buffer> {
+        if (r.operation != "createSession") return {};
+        protocol::output_stream members;
+        members.write_string("permission denied");
+        byte_buffer encaps, out;
+        protocol::write_user_exception_encaps(encaps, protocol::encoding_1_1, "::Glacier2::PermissionDeniedException",
+                                              members.view(), true);
+        protocol::write_reply_user_exception(out, r.request_id, encaps);
+        return {out};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        auto err = co_await s->async_open(fr.address(), "u", "bad", asio::use_awaitable);
+        EXPECT_EQ(err.code, errc::permission_denied);
+        EXPECT_EQ(err.detail, "permission denied");
+        EXPECT_FALSE(s->is_open());
+        auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_EQ(r.error.code, errc::not_connected);
+    });
+}
+
+TEST(session_client, garbage_instead_of_validation_is_a_protocol_error) {
+    fake_router fr;
+    fr.greeting = byte_buffer(14, std::byte{'x'});
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        auto err = co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable);
+        EXPECT_TRUE(err.code == errc::protocol_error || err.code == errc::connection_lost) << err.message();
+    });
+}
+
+TEST(session_client, close_fails_pending_calls_and_reports_close) {
+    fake_router fr;  // sayHello is never answered
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+        error_info why = make_error(errc::timeout);
+        s->on_close([&](const error_info& e) { why = e; });
+        asio::steady_timer t(s->get_executor(), 50ms);
+        t.async_wait([s](auto) { s->close(); });
+        auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_EQ(r.error.code, errc::connection_lost);
+        co_await asio::post(s->get_executor(), asio::use_awaitable);
+        EXPECT_FALSE(why) << "close() reports an empty error";
+    });
+}
+
+TEST(session_client, connection_refused) {
+    asio::io_context ioc;
+    std::uint16_t port;
+    {
+        tcp::acceptor a(ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+        port = a.local_endpoint().port();
+    }
+    auto s = session_client::create(ioc.get_executor());
+    auto f = s->async_open({"127.0.0.1", port}, "u", "p", asio::use_future);
+    ioc.run_for(5s);
+    const auto err = f.get();
+    EXPECT_EQ(err.code, asio::error::connection_refused) << err.message();
+}
+
+}  // namespace
+}  // namespace moraine::client
