@@ -221,15 +221,18 @@ class Proc:
         return "; log tail:\n" + tail if tail else " (no output)"
 
     def stop(self):
-        """Terminate by PID, kill if still there after 5 s."""
+        """Terminate by PID, kill if still there after 5 s. Returns the exit status after
+        SIGTERM, or None if it had to be killed (or had already exited: see popen.returncode)."""
+        rc = None
         if self.alive():
             self.popen.terminate()
             try:
-                self.popen.wait(5)
+                rc = self.popen.wait(5)
             except subprocess.TimeoutExpired:
                 self.popen.kill()
                 self.popen.wait(5)
         self.log.close()
+        return rc
 
 
 class Router:
@@ -445,9 +448,17 @@ class Env:
         return Ice.initialize(init)
 
     def close(self, success):
+        """Stops every child. Returns the moraine-router processes that did not shut down cleanly
+        on SIGTERM (exit status not 0, e.g. a LeakSanitizer report, or killed after 5 s), as
+        (name, status, log tail); always empty for glacier2router, whose exit is not ours to judge."""
+        unclean = []
         for proc in reversed(self.procs):
-            proc.stop()
-        if success and not self.keep:
+            was_alive = proc.alive()
+            rc = proc.stop()
+            if self.flavour == "moraine" and proc.name.startswith("router-") and (rc != 0 or not was_alive):
+                unclean.append((proc.name, rc if was_alive else proc.popen.returncode, proc.log_tail()))
+        if success and not unclean and not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
         else:
             print("logs and configs kept in", self.dir, file=sys.stderr)
+        return unclean
