@@ -3,9 +3,12 @@
 clock-subscriber with N sessions at 1 tick/s each. Prints the subscriber's live status and
 summary, then the router's CPU and memory in steady state (after every session is up).
 
-  run_demo.py [--sessions 8000] [--duration 60] [--bin build/bin] [--config conf/moraine.yaml]
+  run_demo.py [--sessions 8000] [--duration 60] [--bin build/bin] [--config conf/moraine.yaml] [--isolated]
+
+--isolated runs on free loopback ports (a temporary copy of the config), for tests that must not
+depend on the demo's fixed ports 4063, 4064, 10000 and 10001 being free.
 """
-import argparse, os, re, resource, signal, socket, subprocess, sys, time
+import argparse, os, re, resource, signal, socket, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -23,6 +26,32 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+DEMO_PORTS = {"client": 4063, "server": 4064, "topic_manager": 10000, "publish": 10001}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def isolated_config(config, tmpdir):
+    """A copy of `config` on free ports, with its password file path made absolute.
+    Returns (path, ports by role)."""
+    with open(config) as f:
+        text = f.read()
+    ports = {role: free_port() for role in DEMO_PORTS}
+    for role, port in DEMO_PORTS.items():
+        text = text.replace("-p %d\"" % port, "-p %d\"" % ports[role])
+    conf_dir = os.path.dirname(os.path.abspath(config))
+    text = re.sub(r"(crypt_passwords:\s*)(\S+)",
+                  lambda m: m.group(1) + os.path.join(conf_dir, m.group(2)), text)
+    path = os.path.join(tmpdir, "moraine.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path, ports
 
 
 def wait_port(port, proc, timeout=15):
@@ -91,18 +120,27 @@ def main():
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--config", default=os.path.join(ROOT, "conf", "moraine.yaml"))
+    ap.add_argument("--isolated", action="store_true", help="use free ports instead of the config's")
     a = ap.parse_args()
     raise_fd_limit(a.sessions + 256)  # inherited by the router and the subscriber
 
+    tmpdir = tempfile.mkdtemp(prefix="moraine-demo-")
+    config, ports = (isolated_config(a.config, tmpdir) if a.isolated else (a.config, DEMO_PORTS))
+    tm_endpoint = "tcp -h 127.0.0.1 -p %d" % ports["topic_manager"]
     router = publisher = None
     try:
-        router = subprocess.Popen([os.path.join(a.bin, "moraine-router"), "--config", a.config])
-        wait_port(4063, router)
-        wait_port(10000, router)
+        router = subprocess.Popen([os.path.join(a.bin, "moraine-router"), "--config", config])
+        for role in ("client", "topic_manager", "publish"):
+            wait_port(ports[role], router)
+        time.sleep(0.2)
+        if router.poll() is not None:  # the ports answered, but not ours: someone else listens there
+            sys.exit("moraine-router exited (rc %s): its ports are taken by another process" % router.returncode)
         rss_idle = rss_kib(router.pid)
-        publisher = subprocess.Popen([os.path.join(a.bin, "clock-publisher"), "--rate", "1"])
+        publisher = subprocess.Popen([os.path.join(a.bin, "clock-publisher"), "--rate", "1",
+                                      "--topic-manager", tm_endpoint])
         time.sleep(0.5)
-        cmd = [os.path.join(a.bin, "clock-subscriber"), "--sessions", str(a.sessions), "--duration", str(a.duration)]
+        cmd = [os.path.join(a.bin, "clock-subscriber"), "--sessions", str(a.sessions), "--duration", str(a.duration),
+               "--router", "tcp -h 127.0.0.1 -p %d" % ports["client"], "--topic-manager", tm_endpoint]
         rc, steady, ticks = run_subscriber(cmd, router.pid)
         end = {"t": time.monotonic(), "cpu": cpu_seconds(router.pid)}
         if steady:
@@ -117,6 +155,9 @@ def main():
     finally:
         stop(publisher)
         stop(router)
+        for name in os.listdir(tmpdir):
+            os.unlink(os.path.join(tmpdir, name))
+        os.rmdir(tmpdir)
 
 
 if __name__ == "__main__":

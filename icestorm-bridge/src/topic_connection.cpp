@@ -13,37 +13,17 @@ topic_connection::topic_connection(router::shard& home, router::tcp::socket sock
 
 topic_connection::~topic_connection() = default;
 
-void topic_connection::start() {
-    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                  protocol::validate_connection_message.end()));
-    start_loops();
-}
+void topic_connection::start() { start_accepted(); }
 
 bool topic_connection::on_frame(const protocol::frame_view& frame) {
     using protocol::message_type;
     switch (frame.header.type) {
-    case message_type::request: {
-        auto r = protocol::decode_request(frame.body());
-        if (!r) {
-            close("malformed request: " + r.error().message());
-            return false;
-        }
-        svc_.dispatch(*this, *r, publish_side_);
-        return true;
-    }
-    case message_type::batch_request: {
-        protocol::batch_reader batch(frame.body());
-        while (!batch.done()) {
-            auto r = batch.next();
-            if (!r) break;
-            svc_.dispatch(*this, *r, publish_side_);
-        }
-        if (batch.error()) {
-            close("malformed batch request: " + batch.error().message());
-            return false;
-        }
-        return true;
-    }
+    case message_type::request:
+    case message_type::batch_request:
+        return for_each_request(frame, [&](const protocol::request_view& r) {
+            svc_.dispatch(*this, r, publish_side_);
+            return true;
+        });
     case message_type::close_connection:
         close("peer closed the connection");
         return false;

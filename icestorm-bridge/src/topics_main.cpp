@@ -3,11 +3,11 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/router/config.hpp>
 #include <moraine/router/shard_set.hpp>
+#include <moraine/router/stop_signals.hpp>
 
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -72,19 +72,13 @@ int main(int argc, char** argv) {
     }
     spdlog::set_level(spdlog::level::from_str(vm["log-level"].as<std::string>()));
 
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    router::block_stop_signals();
     try {
         router::shard_set shards(cfg);
         icestorm::topic_service topics(shards);
         shards.start();
         spdlog::info("moraine-topics ready: {} shard(s)", shards.size());
-        int sig = 0;
-        sigwait(&stop_signals, &sig);
+        router::wait_for_stop_signal();
         shards.stop();
         shards.join();
     } catch (const std::exception& e) {

@@ -80,10 +80,7 @@ bool backend_connection::on_frame(const protocol::frame_view& frame) {
     switch (frame.header.type) {
     case message_type::reply: {
         auto r = protocol::decode_reply(frame.body());
-        if (!r) {
-            close("malformed reply from back end: " + r.error().message());
-            return false;
-        }
+        if (!r) return reject("malformed reply from back end", r.error());
         on_reply(*r);
         return true;
     }

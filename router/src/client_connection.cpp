@@ -45,10 +45,7 @@ client_connection::~client_connection() = default;
 void client_connection::start() {
     home_.add_client(this);
     ++home_.metrics().connections_accepted;
-    // The accepting side speaks first (spec/ice-wire.md §3).
-    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                  protocol::validate_connection_message.end()));
-    start_loops();
+    start_accepted();
 }
 
 bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }
@@ -56,34 +53,14 @@ bool client_connection::reads_paused() const noexcept { return out_.above_high()
 bool client_connection::on_frame(const protocol::frame_view& frame) {
     const auto compression = static_cast<std::uint8_t>(frame.header.compression);
     switch (frame.header.type) {
-    case protocol::message_type::request: {
-        auto r = protocol::decode_request(frame.body());
-        if (!r) {
-            close("malformed request: " + r.error().message());
-            return false;
-        }
-        return dispatch_request(*r, compression);
-    }
-    case protocol::message_type::batch_request: {
+    case protocol::message_type::request:
+        return for_each_request(frame, [&](const protocol::request_view& r) { return dispatch_request(r, compression); });
+    case protocol::message_type::batch_request:
         // Each batched request is forwarded as its own oneway (spec/ice-wire.md §5).
-        protocol::batch_reader batch(frame.body());
-        while (!batch.done()) {
-            auto r = batch.next();
-            if (!r) break;
-            if (!dispatch_request(*r, 0)) return false;
-        }
-        if (batch.error()) {
-            close("malformed batch request: " + batch.error().message());
-            return false;
-        }
-        return true;
-    }
+        return for_each_request(frame, [&](const protocol::request_view& r) { return dispatch_request(r, 0); });
     case protocol::message_type::reply: {
         auto r = protocol::decode_reply(frame.body());
-        if (!r) {
-            close("malformed reply: " + r.error().message());
-            return false;
-        }
+        if (!r) return reject("malformed reply", r.error());
         on_callback_reply(*r);
         return true;
     }

@@ -62,6 +62,18 @@ bool ice_connection::write_now(outbound_frame& f) {
     return false;
 }
 
+void ice_connection::start_accepted() {
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
+    ++home_.metrics().protocol_errors;
+    close(std::string(what) + ": " + ec.message());
+    return false;
+}
+
 enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
     if (write_now(f)) return enqueue_result::queued;
@@ -130,11 +142,7 @@ bool ice_connection::parse_all(protocol::byte_view data, std::size_t& consumed) 
     while (!closed_) {
         boost::system::error_code ec;
         auto frame = protocol::parse_frame(data.subspan(consumed), lim, ec);
-        if (ec) {
-            ++home_.metrics().protocol_errors;
-            close("protocol error: " + ec.message());
-            return false;
-        }
+        if (ec) return reject("protocol error", ec);
         if (!frame) return true;
         consumed += frame->size();
         if (!dispatch_frame(*frame)) return false;
@@ -145,17 +153,11 @@ bool ice_connection::parse_all(protocol::byte_view data, std::size_t& consumed) 
 bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
     if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed_;
     auto plain = protocol::decompress_message(frame, limits_of(home_.cfg()));
-    if (!plain) {
-        ++home_.metrics().protocol_errors;
-        close("bad compressed message: " + plain.error().message());
-        return false;
-    }
+    if (!plain) return reject("bad compressed message", plain.error());
     boost::system::error_code ec;
     auto inner = protocol::parse_frame(*plain, protocol::limits{0}, ec);
-    if (!inner || inner->size() != plain->size()) {
-        close("bad compressed message");
-        return false;
-    }
+    if (!inner || inner->size() != plain->size())
+        return reject("bad compressed message", ec ? ec : make_error_code(protocol::errc::bad_compression));
     // The original request was compressed: keep that fact for the reply's compression.
     inner->header.compression = protocol::compression_status::compressed;
     return on_frame(*inner) && !closed_;

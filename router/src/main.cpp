@@ -3,11 +3,11 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/router/config.hpp>
 #include <moraine/router/shard_set.hpp>
+#include <moraine/router/stop_signals.hpp>
 
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -84,12 +84,7 @@ int main(int argc, char** argv) {
     for (const auto& w : cfg->warnings) spdlog::warn("{}", w);  // each names its file and line
 
     // Block the stop signals in every thread; the main thread waits for them below.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    std::signal(SIGPIPE, SIG_IGN);
+    router::block_stop_signals();
 
     std::unique_ptr<router::shard_set> shards;
     std::unique_ptr<icestorm::topic_service> topics;
@@ -107,8 +102,7 @@ int main(int argc, char** argv) {
         spdlog::info("topic service {}: TopicManager {}, Publish {}", cfg->topics.instance_name,
                      endpoints_text(cfg->topics.topic_manager_endpoints), endpoints_text(cfg->topics.publish_endpoints));
 
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    const int sig = router::wait_for_stop_signal();
     spdlog::info("signal {}: shutting down", sig);
     shards->stop();
     shards->join();

@@ -15,37 +15,17 @@ server_connection::server_connection(shard& home, tcp::socket socket) : ice_conn
 
 server_connection::~server_connection() = default;
 
-void server_connection::start() {
-    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                  protocol::validate_connection_message.end()));
-    start_loops();
-}
+void server_connection::start() { start_accepted(); }
 
 bool server_connection::on_frame(const protocol::frame_view& frame) {
     using protocol::message_type;
     switch (frame.header.type) {
-    case message_type::request: {
-        auto r = protocol::decode_request(frame.body());
-        if (!r) {
-            close("malformed request: " + r.error().message());
-            return false;
-        }
-        route(*r);
-        return true;
-    }
-    case message_type::batch_request: {
-        protocol::batch_reader batch(frame.body());
-        while (!batch.done()) {
-            auto r = batch.next();
-            if (!r) break;
-            route(*r);
-        }
-        if (batch.error()) {
-            close("malformed batch request: " + batch.error().message());
-            return false;
-        }
-        return true;
-    }
+    case message_type::request:
+    case message_type::batch_request:
+        return for_each_request(frame, [&](const protocol::request_view& r) {
+            route(r);
+            return true;
+        });
     case message_type::close_connection:
         close("back end closed the connection");
         return false;

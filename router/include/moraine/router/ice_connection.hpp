@@ -1,6 +1,7 @@
 #pragma once
 // What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
 #include <moraine/protocol/frame_parser.hpp>
+#include <moraine/protocol/request.hpp>
 #include <moraine/router/asio.hpp>
 #include <moraine/router/write_queue.hpp>
 
@@ -46,6 +47,28 @@ protected:
 
     /// Spawns the read and write loops.
     void start_loops();
+    /// For an accepted connection: sends validate connection (the accepting side speaks first,
+    /// spec/ice-wire.md §3), then starts the loops.
+    void start_accepted();
+
+    /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
+        (batched requests have request id 0, spec/ice-wire.md §5). Malformed input closes the
+        connection. @return false if the connection closed or `fn` returned false. */
+    template <class Fn>
+    bool for_each_request(const protocol::frame_view& frame, Fn&& fn) {
+        if (frame.header.type == protocol::message_type::request) {
+            auto r = protocol::decode_request(frame.body());
+            if (!r) return reject("malformed request", r.error());
+            return fn(*r) && !closed_;
+        }
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            if (!fn(*r) || closed_) return false;
+        }
+        return !batch.error() || reject("malformed batch request", batch.error());
+    }
     /// Handles one whole message (a loan valid during the call). @return false to stop reading.
     virtual bool on_frame(const protocol::frame_view& frame) = 0;
     /// Runs once, from close().
@@ -56,6 +79,8 @@ protected:
     virtual void on_drained() { resume_reads(); }
     /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
     bool dispatch_frame(const protocol::frame_view& frame);
+    /// Closes for bad input from the peer, counted as a protocol error. @return false.
+    bool reject(std::string_view what, const boost::system::error_code& ec);
 
     shard& home_;
     tcp::socket socket_;
