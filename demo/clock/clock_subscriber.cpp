@@ -73,9 +73,14 @@ asio::awaitable<std::optional<protocol::proxy>> topic_proxy(client::session_clie
     auto manager = protocol::proxy_from_string("IceStorm/TopicManager:" + cfg.topic_manager);
     if (!manager) co_return std::nullopt;
     const auto params = client::encode_string_params(cfg.topic);
-    for (const char* op : {"retrieve", "create", "retrieve"}) {
+    // retrieve is ["nonmutating"] idempotent (mode 1 on the wire): a real IceStorm refuses
+    // another mode with a MarshalException. create is a normal operation.
+    using mode = protocol::operation_mode;
+    const std::pair<const char*, mode> attempts[] = {
+        {"retrieve", mode::nonmutating}, {"create", mode::normal}, {"retrieve", mode::nonmutating}};
+    for (const auto& [op, op_mode] : attempts) {
         // A named call, not a temporary inside co_await: g++ 12 destroys such temporaries twice.
-        client::call c{*manager, op, params, protocol::operation_mode::normal};
+        client::call c{*manager, op, params, op_mode};
         auto r = co_await s.async_invoke(std::move(c), asio::use_awaitable);
         if (!r.ok()) continue;  // NoSuchTopic, then TopicExists if another client won the race
         std::optional<protocol::proxy> topic;
