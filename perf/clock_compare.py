@@ -51,6 +51,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo", "clock"))
+from run_demo import rss_kib  # noqa: E402  (one /proc reader for the demo and the comparison)
+
 PERF = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PERF)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -129,14 +132,6 @@ def sched_ns(pid):
     except OSError:
         return None
     return total
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def machine_jiffies():
