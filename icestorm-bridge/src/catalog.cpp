@@ -54,10 +54,7 @@ struct catalog::call {
     void not_exist(protocol::reply_status status) { send(router::reply_not_exist(r, status)); }
     bool malformed(const protocol::input_stream& in) {
         if (in.ok()) return false;
-        protocol::byte_buffer out;
-        protocol::write_reply_unknown(out, r.request_id, protocol::reply_status::unknown_local_exception,
-                                      "::Ice::MarshalException:\nprotocol error: " + in.error().message());
-        send(std::move(out));
+        send(router::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: " + in.error().message()));
         return true;
     }
 };
@@ -235,22 +232,13 @@ void catalog::link(call& k, const std::string& name) {
     router::invoke(home, linked, "getPublisher", 1, none.view(),
                    [this, k = std::move(k), name, linked, linked_name, cost](const protocol::reply_view* r,
                                                                             std::string_view failure) mutable {
-                       std::optional<protocol::proxy> publisher;
-                       if (r && r->status == protocol::reply_status::ok) {
-                           protocol::input_stream outer(r->payload);
-                           auto encaps = outer.read_encapsulation();
-                           protocol::input_stream results(encaps.payload(), encaps.encoding);
-                           publisher = protocol::read_proxy(results);
-                           if (!outer.ok() || !results.ok() || publisher->is_nil()) publisher.reset();
-                       }
+                       auto publisher = router::proxy_result(r);
+                       if (publisher && publisher->is_nil()) publisher.reset();
                        auto it = topics_.find(name);
                        if (it == topics_.end()) return k.not_exist(protocol::reply_status::object_not_exist);
                        if (!publisher) {
-                           protocol::byte_buffer out;
-                           protocol::write_reply_unknown(out, k.r.request_id, protocol::reply_status::unknown_local_exception,
-                                                         r ? std::string("cannot reach the linked topic")
-                                                           : std::string(failure));
-                           return k.send(std::move(out));
+                           return k.send(router::reply_unknown_local(
+                               k.r.request_id, r ? std::string_view("cannot reach the linked topic") : failure));
                        }
                        if (publisher->id.name.ends_with(".publish"))
                            publisher->id.name.replace(publisher->id.name.size() - 8, 8, ".link");

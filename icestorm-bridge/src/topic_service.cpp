@@ -107,10 +107,11 @@ void topic_service::publish(unsigned from, event_ptr ev) {
 void topic_service::forward_over_links(router::shard& sh, const event& ev) {
     const auto* links = local(sh.index()).links(ev.topic);
     if (!links) return;
+    protocol::byte_buffer params;  // the same EventDataSeq for every link: encoded once, if needed
     for (const auto& l : *links) {
         // A link with cost 0 takes everything; otherwise only events that cost no more than it.
         if (l.cost != 0 && ev.cost > l.cost) continue;
-        const auto params = event_data_params(ev);
+        if (params.empty()) params = event_data_params(ev);
         router::invoke(sh, l.link, "forward", 0, params, [](auto*, std::string_view) {});
     }
 }
@@ -195,12 +196,8 @@ bool topic_service::forward_linked(topic_connection& c, const std::string& topic
         if (in.ok()) events.push_back(make_event(topic, op, mode, data, ctx.raw, event_cost(ctx)));
     }
     if (!in.ok()) {
-        if (r.request_id != 0) {
-            protocol::byte_buffer out;
-            protocol::write_reply_unknown(out, r.request_id, protocol::reply_status::unknown_local_exception,
-                                          "::Ice::MarshalException:\nprotocol error: bad EventDataSeq");
-            c.enqueue(std::move(out));
-        }
+        if (r.request_id != 0)
+            c.enqueue(router::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
         return false;
     }
     for (auto& ev : events) publish(c.home().index(), std::move(ev));

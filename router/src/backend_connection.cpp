@@ -3,6 +3,7 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/backend_pool.hpp>
 #include <moraine/router/client_connection.hpp>
+#include <moraine/router/local_reply.hpp>
 #include <moraine/router/shard.hpp>
 
 #include <spdlog/spdlog.h>
@@ -121,12 +122,7 @@ enqueue_result backend_connection::forward(const protocol::request_view& r, bool
                                            const std::shared_ptr<client_connection>& client,
                                            std::int32_t client_request_id, std::uint8_t compression) {
     if (closed()) {
-        if (twoway && client) {
-            protocol::byte_buffer out;
-            protocol::write_reply_unknown(out, client_request_id, protocol::reply_status::unknown_local_exception,
-                                          failure_);
-            client->enqueue(std::move(out));
-        }
+        if (twoway && client) client->enqueue(reply_unknown_local(client_request_id, failure_));
         return enqueue_result::queued;
     }
     const std::int32_t id = twoway ? next_request_id() : 0;
@@ -163,11 +159,7 @@ void backend_connection::fail_pending(std::string_view why) {
             p.done(nullptr, why);
             continue;
         }
-        if (auto c = p.client.lock()) {
-            protocol::byte_buffer out;
-            protocol::write_reply_unknown(out, p.client_request_id, protocol::reply_status::unknown_local_exception, why);
-            c->enqueue(std::move(out));
-        }
+        if (auto c = p.client.lock()) c->enqueue(reply_unknown_local(p.client_request_id, why));
     }
 }
 

@@ -64,4 +64,26 @@ void invoke(shard& home, const protocol::proxy& target, std::string_view operati
     backend->invoke(os.take(), std::move(done));
 }
 
+void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation) {
+    protocol::output_stream none;
+    none.write_empty_encapsulation(protocol::encoding_1_1);
+    invoke(home, target, operation, 0, none.view(), [](auto*, std::string_view) {});
+}
+
+std::optional<protocol::input_stream> results_of(const protocol::reply_view& r) {
+    protocol::input_stream outer(r.payload);
+    const auto encaps = outer.read_encapsulation();
+    if (!outer.ok()) return std::nullopt;
+    return protocol::input_stream(encaps.payload(), encaps.encoding);
+}
+
+std::optional<protocol::proxy> proxy_result(const protocol::reply_view* r) {
+    if (!r || r->status != protocol::reply_status::ok) return std::nullopt;
+    auto in = results_of(*r);
+    if (!in) return std::nullopt;
+    auto proxy = protocol::read_proxy(*in);
+    if (!in->ok()) return std::nullopt;
+    return proxy;
+}
+
 }  // namespace moraine::router

@@ -3,6 +3,7 @@
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/backend_pool.hpp>
+#include <moraine/router/local_reply.hpp>
 #include <moraine/router/router_servant.hpp>
 #include <moraine/router/shard.hpp>
 #include <moraine/router/shard_set.hpp>
@@ -20,20 +21,6 @@ namespace {
 bool fwd_asks_oneway(const protocol::context_view& ctx) {
     auto fwd = ctx.find("_fwd");
     return fwd && fwd->find_first_of("oOdD") != std::string_view::npos;
-}
-
-protocol::byte_buffer empty_ok_reply(std::int32_t request_id, protocol::encoding_version enc) {
-    protocol::output_stream os;
-    os.write_empty_encapsulation(enc);
-    protocol::byte_buffer out;
-    protocol::write_reply_ok(out, request_id, os.view());
-    return out;
-}
-
-protocol::byte_buffer unknown_local_reply(std::int32_t request_id, std::string_view text) {
-    protocol::byte_buffer out;
-    protocol::write_reply_unknown(out, request_id, protocol::reply_status::unknown_local_exception, text);
-    return out;
 }
 
 }  // namespace
@@ -109,14 +96,14 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     std::string failure;
     auto backend = home_.backends().get(*target, failure);
     if (!backend) {
-        if (twoway) enqueue(unknown_local_reply(r.request_id, failure));
+        if (twoway) enqueue(reply_unknown_local(r.request_id, failure));
         return;
     }
     const bool forward_twoway = twoway && !fwd_asks_oneway(r.context);
     const auto result = backend->forward(r, home_.cfg().client_forward_context, forward_twoway, shared(),
                                          r.request_id, compression);
     ++home_.metrics().requests_forwarded;
-    if (twoway && !forward_twoway) enqueue(empty_ok_reply(r.request_id, r.params.encoding));
+    if (twoway && !forward_twoway) enqueue(reply_void(r.request_id, r.params.encoding));
     if (result == enqueue_result::above_high) {
         pause_for_backend();
         backend->add_paused_feeder(shared());
@@ -136,20 +123,20 @@ void client_connection::deliver_reply(std::int32_t client_request_id, const prot
     enqueue(std::move(out));
 }
 
-std::int32_t client_connection::track_callback(callback_route route) {
+std::int32_t client_connection::next_callback_id() noexcept {
     std::int32_t id;
     do {
         id = next_callback_id_;
         next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
     } while (callbacks_.contains(id));
-    callbacks_.emplace(id, std::move(route));
     return id;
 }
 
 void client_connection::forward_callback(protocol::byte_buffer message, bool twoway, callback_route route) {
     if (closed()) return;
     if (twoway) {
-        const std::int32_t id = track_callback(std::move(route));
+        const std::int32_t id = next_callback_id();
+        callbacks_.emplace(id, std::move(route));
         std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     ++home_.metrics().callbacks_forwarded;
@@ -159,7 +146,9 @@ void client_connection::forward_callback(protocol::byte_buffer message, bool two
 enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway) {
     if (closed()) return enqueue_result::over_limit;
     if (twoway) {
-        const std::int32_t id = track_callback(callback_route{home_.index(), {}, 0});
+        // A fresh id, not remembered: the reply is dropped as one to an unknown id, so a
+        // subscriber that never answers leaves nothing behind.
+        const std::int32_t id = next_callback_id();
         std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     return enqueue(std::move(f));
@@ -177,9 +166,8 @@ void client_connection::on_callback_reply(const protocol::reply_view& r) {
 
 void client_connection::fail_callbacks() noexcept {
     for (auto& [id, route] : callbacks_) {
-        if (route.origin.expired()) continue;  // nobody waits (twoway events)
         send_callback_reply(home_.set(), home_.index(), route,
-                            unknown_local_reply(route.request_id,
+                            reply_unknown_local(route.request_id,
                                                 "::Ice::ConnectionLostException:\nconnection lost: client gone"));
     }
     callbacks_.clear();
@@ -195,12 +183,8 @@ void client_connection::set_session(std::unique_ptr<session::session> s) {
 void client_connection::destroy_session() {
     if (!session_) return;
     home_.remove_session(session_->category);
-    if (!session_->session_proxy.is_nil()) {
-        // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
-        protocol::output_stream params;
-        params.write_empty_encapsulation(protocol::encoding_1_1);
-        invoke(home_, session_->session_proxy, "destroy", 0, params.view(), [](auto*, std::string_view) {});
-    }
+    // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
+    if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     session_.reset();
     ++home_.metrics().sessions_destroyed;

@@ -15,6 +15,12 @@ protocol::byte_buffer reply_void(std::int32_t request_id, protocol::encoding_ver
     return out;
 }
 
+protocol::byte_buffer reply_unknown_local(std::int32_t request_id, std::string_view text) {
+    protocol::byte_buffer out;
+    protocol::write_reply_unknown(out, request_id, protocol::reply_status::unknown_local_exception, text);
+    return out;
+}
+
 protocol::byte_buffer reply_user_exception(std::int32_t request_id, protocol::encoding_version enc,
                                            std::string_view type_id, std::optional<std::string_view> reason,
                                            bool sliced) {

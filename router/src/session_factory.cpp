@@ -40,14 +40,6 @@ void refuse(client_connection& c, const pending_session& p, std::string_view typ
     c.enqueue(reply_user_exception(p.request_id, p.enc, type_id, reason, true));
 }
 
-/// The encapsulation payload of an OK reply, as a stream in the encapsulation's encoding.
-std::optional<protocol::input_stream> results_of(const protocol::reply_view& r) {
-    protocol::input_stream outer(r.payload);
-    const auto encaps = outer.read_encapsulation();
-    if (!outer.ok()) return std::nullopt;
-    return protocol::input_stream(encaps.payload(), encaps.encoding);
-}
-
 /// The string member of a user exception `type_id` in reply `r`, if that is what it carries.
 std::optional<std::string> exception_reason(const protocol::reply_view& r, std::string_view type_id) {
     if (r.status != protocol::reply_status::user_exception) return std::nullopt;
@@ -70,22 +62,6 @@ void reply_created(client_connection& c, const pending_session& p) {
     c.enqueue(reply_ok(p.request_id, p.enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, returned); }));
 }
 
-void destroy_external_session(shard& home, const protocol::proxy& session_proxy) {
-    protocol::output_stream none;
-    none.write_empty_encapsulation(protocol::encoding_1_1);
-    invoke(home, session_proxy, "destroy", 0, none.view(), [](auto*, std::string_view) {});
-}
-
-/// The Session* in an OK reply of SessionManager::create, if well formed.
-std::optional<protocol::proxy> session_proxy_of(const protocol::reply_view* r) {
-    if (!r || r->status != protocol::reply_status::ok) return std::nullopt;
-    auto in = results_of(*r);
-    if (!in) return std::nullopt;
-    auto proxy = protocol::read_proxy(*in);
-    if (!in->ok()) return std::nullopt;
-    return proxy;
-}
-
 /** Glacier2::SessionManager::create(userId, control): the returned Session* goes to the client.
     The session state exists (unrouted) during the call, so the manager can set its filters
     through the SessionControl before create returns. */
@@ -102,10 +78,10 @@ void call_session_manager(client_connection& c, pending_session p) {
     params.end_encapsulation(start);
     invoke(home, *manager, "create", 0, params.view(),
            [p, &home](const protocol::reply_view* r, std::string_view failure) {
-               auto session_proxy = session_proxy_of(r);
+               auto session_proxy = proxy_result(r);
                auto c = still_open(p);
                if (!c || !c->session_state()) {  // the client left meanwhile
-                   if (session_proxy && !session_proxy->is_nil()) destroy_external_session(home, *session_proxy);
+                   if (session_proxy && !session_proxy->is_nil()) invoke_and_forget(home, *session_proxy, "destroy");
                    return;
                }
                if (session_proxy) {

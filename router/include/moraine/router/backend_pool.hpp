@@ -4,6 +4,7 @@
 #include <moraine/router/backend_connection.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -38,5 +39,17 @@ private:
     `done` runs on this shard with the reply or a failure text. */
 void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
             protocol::byte_view params, reply_handler done);
+
+/// Invokes a parameterless operation on `target` (mode normal) and ignores the answer:
+/// Session::destroy on an external SessionManager's session.
+void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation);
+
+/// The results encapsulation of reply `r` as a stream in its own encoding (whatever the status);
+/// nullopt if the payload is not a well-formed encapsulation.
+std::optional<protocol::input_stream> results_of(const protocol::reply_view& r);
+
+/// The proxy an OK reply returns (an `Object*` result, e.g. SessionManager::create,
+/// Topic::getPublisher); nullopt for a failure, another status or malformed results.
+std::optional<protocol::proxy> proxy_result(const protocol::reply_view* r);
 
 }  // namespace moraine::router

@@ -11,7 +11,7 @@ class ice_connection;
 
 /// Where a reply goes: the connection the request came in on (a server-endpoint or topic
 /// connection), the shard that owns it, and the request id it used. The weak_ptr is locked only
-/// on `shard`; an empty one drops the reply (events sent twoway to a subscriber).
+/// on `shard`; an expired one (the origin closed) drops the reply.
 struct callback_route {
     unsigned shard = 0;
     std::weak_ptr<ice_connection> origin;

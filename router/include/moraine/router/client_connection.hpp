@@ -32,7 +32,7 @@ public:
 
     /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
         request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
-        A twoway event gets a fresh request id; its reply is dropped.
+        A twoway event gets a fresh request id; its reply is dropped (nothing is kept for it).
         @return the queue's state; over_limit closes the connection. */
     enqueue_result deliver_event(outbound_frame f, bool twoway);
 
@@ -66,8 +66,8 @@ private:
     void forward(const protocol::request_view& r, std::uint8_t compression);
     void on_callback_reply(const protocol::reply_view& r);
     void fail_callbacks() noexcept;
-    /// A fresh request id on this connection whose reply goes along `route`.
-    std::int32_t track_callback(callback_route route);
+    /// A request id on this connection not used by a callback awaiting its reply.
+    std::int32_t next_callback_id() noexcept;
 
     std::unique_ptr<session::session> session_;
     std::unordered_map<std::int32_t, callback_route> callbacks_;  // our request id -> origin

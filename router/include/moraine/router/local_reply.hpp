@@ -27,6 +27,10 @@ protocol::byte_buffer reply_ok(std::int32_t request_id, protocol::encoding_versi
 /// An OK reply with an empty encapsulation (void operations).
 protocol::byte_buffer reply_void(std::int32_t request_id, protocol::encoding_version enc);
 
+/// An UnknownLocalException reply (status 5) with Ice's text for the local failure, e.g.
+/// connection_refused_text: what Glacier2 sends when it cannot reach a back end.
+protocol::byte_buffer reply_unknown_local(std::int32_t request_id, std::string_view text);
+
 /** A UserException reply carrying exception `type_id` with one string member `reason` (or no
     member when `reason` is nullopt), in encoding `enc`; `sliced` for operations declared
     ["format:sliced"] (Glacier2's createSession: flags 0x30 and a slice size). */
