@@ -4,10 +4,10 @@
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/proxy.hpp>
-#include <moraine/router/backend_pool.hpp>
-#include <moraine/router/local_reply.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/local_reply.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <array>
 
@@ -34,32 +34,32 @@ struct catalog::call {
     topic_service& svc;
     std::shared_ptr<const protocol::byte_buffer> message;
     protocol::request_view r;
-    router::callback_route route;
+    net::callback_route route;
 
     bool twoway() const noexcept { return r.request_id != 0; }
     protocol::encoding_version enc() const noexcept { return r.params.encoding; }
     protocol::input_stream params() const { return protocol::input_stream(r.params.payload(), enc()); }
     void send(protocol::byte_buffer reply) {
-        if (twoway()) router::send_callback_reply(svc.shards(), 0, route, std::move(reply));
+        if (twoway()) net::send_callback_reply(svc.shards(), 0, route, std::move(reply));
     }
     template <class Fn>
     void ok(Fn&& write_results) {
-        if (twoway()) send(router::reply_ok(r.request_id, enc(), std::forward<Fn>(write_results)));
+        if (twoway()) send(net::reply_ok(r.request_id, enc(), std::forward<Fn>(write_results)));
     }
-    void ok_void() { send(router::reply_void(r.request_id, enc())); }
+    void ok_void() { send(net::reply_void(r.request_id, enc())); }
     /// IceStorm's exceptions use the compact format, one optional string member.
     void raise(std::string_view type_id, std::optional<std::string_view> member) {
-        send(router::reply_user_exception(r.request_id, enc(), type_id, member, false));
+        send(net::reply_user_exception(r.request_id, enc(), type_id, member, false));
     }
-    void not_exist(protocol::reply_status status) { send(router::reply_not_exist(r, status)); }
+    void not_exist(protocol::reply_status status) { send(net::reply_not_exist(r, status)); }
     bool malformed(const protocol::input_stream& in) {
         if (in.ok()) return false;
-        send(router::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: " + in.error().message()));
+        send(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: " + in.error().message()));
         return true;
     }
 };
 
-void catalog::dispatch(protocol::byte_buffer message, router::callback_route route) {
+void catalog::dispatch(protocol::byte_buffer message, net::callback_route route) {
     auto owned = std::make_shared<const protocol::byte_buffer>(std::move(message));
     auto decoded = protocol::decode_request(protocol::byte_view(*owned).subspan(protocol::header_size));
     if (!decoded) return;
@@ -76,7 +76,7 @@ void catalog::dispatch(protocol::byte_buffer message, router::callback_route rou
 
 void catalog::manager_op(call& k) {
     bool malformed = false;
-    if (auto reply = router::answer_object_op(k.r, manager_ids, manager_ids[1], malformed)) return k.send(std::move(*reply));
+    if (auto reply = net::answer_object_op(k.r, manager_ids, manager_ids[1], malformed)) return k.send(std::move(*reply));
     auto in = k.params();
     const auto op = k.r.operation;
     if (op == "create" || op == "retrieve") {
@@ -104,7 +104,7 @@ void catalog::create(call& k, const std::string& name) {
     if (topics_.contains(name)) return k.raise("::IceStorm::TopicExists", name);
     topics_[name];
     // Answer once every shard knows the topic, so a publish right after the reply is accepted anywhere.
-    auto reply = router::reply_ok(k.r.request_id, k.enc(),
+    auto reply = net::reply_ok(k.r.request_id, k.enc(),
                                   [&](protocol::output_stream& os) { protocol::write_proxy(os, svc_.topic_proxy(name)); });
     svc_.broadcast([name](local_topics& l) { l.topic_created(name); },
                    [k = std::move(k), reply = std::move(reply)]() mutable { k.send(std::move(reply)); });
@@ -118,7 +118,7 @@ void catalog::ensure_topic(const std::string& name, std::function<void()> done) 
 
 void catalog::topic_op(call& k, const std::string& name) {
     bool malformed = false;
-    if (auto reply = router::answer_object_op(k.r, topic_ids, topic_ids[1], malformed)) return k.send(std::move(*reply));
+    if (auto reply = net::answer_object_op(k.r, topic_ids, topic_ids[1], malformed)) return k.send(std::move(*reply));
     const auto op = k.r.operation;
     auto& t = topics_[name];
     auto write_proxy_result = [&](const protocol::proxy& p) {
@@ -180,15 +180,15 @@ void catalog::subscribe(call& k, const std::string& name) {
     s.proxy = std::move(proxy);
     const unsigned shard = svc_.delivery_shard(s);
     t.subscribers[key] = subscription{s.id, shard};
-    auto reply = router::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
+    auto reply = net::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
         protocol::write_proxy(os, svc_.subscriber_publisher_proxy(name, s.id));
     });
     // The delivery shard adds the subscriber first and answers: no event published after the
     // answer can miss it.
     svc_.shards().invoke_on(shard, [svc = &svc_, name, s = std::move(s), route = k.route, twoway_call = k.twoway(),
-                                    reply = std::move(reply)](router::shard& sh) mutable {
+                                    reply = std::move(reply)](net::shard& sh) mutable {
         svc->local(sh.index()).add(name, std::move(s));
-        if (twoway_call) router::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
+        if (twoway_call) net::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
     });
 }
 
@@ -202,7 +202,7 @@ void catalog::unsubscribe(call& k, const std::string& name) {
     auto& t = topics_[name];
     const auto key = protocol::identity_to_string(proxy.id.view());
     if (auto it = t.subscribers.find(key); it != t.subscribers.end()) {
-        svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](router::shard& sh) {
+        svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](net::shard& sh) {
             svc->local(sh.index()).remove(name, key);
         });
         t.subscribers.erase(it);
@@ -229,15 +229,15 @@ void catalog::link(call& k, const std::string& name) {
     protocol::output_stream none;
     none.write_empty_encapsulation(protocol::encoding_1_1);
     auto& home = svc_.shards().at(0);
-    router::invoke(home, linked, "getPublisher", 1, none.view(),
+    net::invoke(home, linked, "getPublisher", 1, none.view(),
                    [this, k = std::move(k), name, linked, linked_name, cost](const protocol::reply_view* r,
                                                                             std::string_view failure) mutable {
-                       auto publisher = router::proxy_result(r);
+                       auto publisher = net::proxy_result(r);
                        if (publisher && publisher->is_nil()) publisher.reset();
                        auto it = topics_.find(name);
                        if (it == topics_.end()) return k.not_exist(protocol::reply_status::object_not_exist);
                        if (!publisher) {
-                           return k.send(router::reply_unknown_local(
+                           return k.send(net::reply_unknown_local(
                                k.r.request_id, r ? std::string_view("cannot reach the linked topic") : failure));
                        }
                        if (publisher->id.name.ends_with(".publish"))

@@ -57,9 +57,9 @@ std::shared_ptr<event> make_event(std::string topic, std::string_view operation,
     return ev;
 }
 
-router::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context) {
+net::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context) {
     const auto& suffix = with_context ? ev.suffix : ev.suffix_without_context;
-    router::outbound_frame f;
+    net::outbound_frame f;
     const std::size_t head = protocol::header_size + 4 + target.size() + suffix.size();
     f.head.resize(head);
     std::byte* p = f.head.data();

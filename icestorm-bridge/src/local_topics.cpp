@@ -2,10 +2,9 @@
 
 #include <moraine/icestorm/catalog.hpp>
 #include <moraine/icestorm/topic_service.hpp>
-#include <moraine/router/backend_pool.hpp>
-#include <moraine/router/client_connection.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <algorithm>
 
@@ -60,18 +59,20 @@ void local_topics::deliver(const event& ev) {
 }
 
 void local_topics::deliver_to_session(const event& ev, subscriber& s) {
-    auto* c = home_.find_session(s.id.category);
-    if (!c) {
+    auto* sessions = svc_.sessions();
+    switch (sessions->deliver(home_, s.id.category, frame_for(ev, s.target, sessions->forwards_context()), s.twoway,
+                              svc_.cfg().subscriber_queue_bytes)) {
+    case net::session_delivery::queued:
+        ++s.delivered;
+        return;
+    case net::session_delivery::too_slow:
+        ++s.dropped;
+        return;
+    case net::session_delivery::no_session:
         // The session is gone: Glacier2 would answer ObjectNotExist, a hard error for IceStorm.
         drop(ev.topic, s.key);
         return;
     }
-    if (c->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
-        ++s.dropped;
-        return;
-    }
-    c->deliver_event(frame_for(ev, s.target, home_.cfg().server_forward_context), s.twoway);
-    ++s.delivered;
 }
 
 void local_topics::deliver_external(const event& ev, subscriber& s) {
@@ -85,7 +86,7 @@ void local_topics::deliver_external(const event& ev, subscriber& s) {
         ++s.dropped;
         return;
     }
-    router::reply_handler done;
+    net::reply_handler done;
     if (s.twoway) {
         done = [this, topic = ev.topic, key = s.key](const protocol::reply_view* r, std::string_view) {
             on_result(topic, key, r);
@@ -120,7 +121,7 @@ void local_topics::reap() {
     dead_.clear();
     for (auto& [topic, key] : dead) {
         remove(topic, key);
-        svc_.shards().invoke_on(0, [svc = &svc_, topic, key](router::shard&) { svc->cat().forget(topic, key); });
+        svc_.shards().invoke_on(0, [svc = &svc_, topic, key](net::shard&) { svc->cat().forget(topic, key); });
     }
 }
 

@@ -3,10 +3,10 @@
 #include <moraine/icestorm/topic_connection.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
-#include <moraine/router/backend_pool.hpp>
-#include <moraine/router/local_reply.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/local_reply.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <atomic>
 
@@ -17,10 +17,6 @@ namespace {
 const std::vector<protocol::endpoint>& published(const std::vector<protocol::endpoint>& bound,
                                                  const std::vector<protocol::endpoint>& configured) {
     return configured.empty() ? bound : configured;
-}
-
-bool same_address(const protocol::endpoint& a, const protocol::endpoint& b) {
-    return a.type == b.type && a.port == b.port && a.host == b.host;
 }
 
 protocol::proxy proxy_at(std::string name, const std::string& category, const std::vector<protocol::endpoint>& eps) {
@@ -46,14 +42,15 @@ protocol::byte_buffer event_data_params(const event& ev) {
 
 }  // namespace
 
-topic_service::topic_service(router::shard_set& shards) : shards_(shards) {
+topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions)
+    : shards_(shards), cfg_(std::move(cfg)), sessions_(sessions) {
     for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
     catalog_ = std::make_unique<icestorm::catalog>(*this);
-    const auto& c = cfg();
-    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](router::shard& sh, router::tcp::socket s) {
+    const auto& c = cfg_;
+    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::tcp::socket s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
-    auto bound_publish = shards_.listen(c.publish_endpoints, [this](router::shard& sh, router::tcp::socket s) {
+    auto bound_publish = shards_.listen(c.publish_endpoints, [this](net::shard& sh, net::tcp::socket s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
     });
     manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);
@@ -61,8 +58,6 @@ topic_service::topic_service(router::shard_set& shards) : shards_(shards) {
 }
 
 topic_service::~topic_service() = default;
-
-const router::topics_config& topic_service::cfg() const noexcept { return shards_.cfg().topics; }
 
 protocol::proxy topic_service::topic_proxy(std::string_view name) const {
     return proxy_at("topic." + std::string(name), cfg().instance_name, manager_endpoints_);
@@ -82,29 +77,24 @@ protocol::proxy topic_service::subscriber_publisher_proxy(std::string_view topic
 }
 
 bool topic_service::is_session_subscriber(const protocol::proxy& p) const {
-    const auto& rc = shards_.cfg();
-    const auto& server = rc.server_published_endpoints.empty() ? rc.server_endpoints : rc.server_published_endpoints;
-    for (const auto& e : p.endpoints)
-        for (const auto& s : server)
-            if (same_address(e, s)) return true;
-    return false;
+    return sessions_ && sessions_->hosts(p);
 }
 
 unsigned topic_service::delivery_shard(const subscriber& s) const {
-    if (s.session_local) return shards_.owner_of_category(s.id.category);
+    if (s.session_local) return sessions_->owner_of(s.id.category);
     return static_cast<unsigned>(std::hash<std::string>{}(s.key) % shards_.size());
 }
 
 void topic_service::publish(unsigned from, event_ptr ev) {
     for (unsigned s = 0; s < shards_.size(); ++s) {
         if (s == from) continue;
-        shards_.invoke_on(s, [this, ev](router::shard& sh) { local(sh.index()).deliver(*ev); });
+        shards_.invoke_on(s, [this, ev](net::shard& sh) { local(sh.index()).deliver(*ev); });
     }
     local(from).deliver(*ev);  // this shard's subscribers without a hop
     if (!ev->from_link) forward_over_links(shards_.at(from), *ev);
 }
 
-void topic_service::forward_over_links(router::shard& sh, const event& ev) {
+void topic_service::forward_over_links(net::shard& sh, const event& ev) {
     const auto* links = local(sh.index()).links(ev.topic);
     if (!links) return;
     protocol::byte_buffer params;  // the same EventDataSeq for every link: encoded once, if needed
@@ -112,7 +102,7 @@ void topic_service::forward_over_links(router::shard& sh, const event& ev) {
         // A link with cost 0 takes everything; otherwise only events that cost no more than it.
         if (l.cost != 0 && ev.cost > l.cost) continue;
         if (params.empty()) params = event_data_params(ev);
-        router::invoke(sh, l.link, "forward", 0, params, [](auto*, std::string_view) {});
+        net::invoke(sh, l.link, "forward", 0, params, [](auto*, std::string_view) {});
     }
 }
 
@@ -122,10 +112,10 @@ void topic_service::broadcast(std::function<void(local_topics&)> fn, std::functi
     auto shared_fn = std::make_shared<std::function<void(local_topics&)>>(std::move(fn));
     auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
     for (unsigned s = 0; s < shards_.size(); ++s) {
-        shards_.invoke_on(s, [this, remaining, shared_fn, shared_then](router::shard& sh) {
+        shards_.invoke_on(s, [this, remaining, shared_fn, shared_then](net::shard& sh) {
             (*shared_fn)(local(sh.index()));
             if (remaining->fetch_sub(1) == 1)
-                shards_.invoke_on(0, [shared_then](router::shard&) { (*shared_then)(); });
+                shards_.invoke_on(0, [shared_then](net::shard&) { (*shared_then)(); });
         });
     }
 }
@@ -133,18 +123,18 @@ void topic_service::broadcast(std::function<void(local_topics&)> fn, std::functi
 void topic_service::dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side) {
     const bool twoway = r.request_id != 0;
     if (r.id.category != cfg().instance_name) {
-        if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+        if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
         return;
     }
     if (publish_side) return dispatch_publish(c, r);
     if (r.id.name != "TopicManager" && !r.id.name.starts_with("topic.")) {
-        if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+        if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
         return;
     }
     protocol::byte_buffer message;
     protocol::write_request_message(message, 0, r, true);
-    router::callback_route route{c.home().index(), c.weak_from_this(), r.request_id};
-    shards_.invoke_on(0, [this, message = std::move(message), route = std::move(route)](router::shard&) mutable {
+    net::callback_route route{c.home().index(), c.weak_from_this(), r.request_id};
+    shards_.invoke_on(0, [this, message = std::move(message), route = std::move(route)](net::shard&) mutable {
         catalog_->dispatch(std::move(message), std::move(route));
     });
 }
@@ -155,7 +145,7 @@ void topic_service::dispatch_publish(topic_connection& c, const protocol::reques
     const std::string_view name = r.id.name;
     const bool twoway = r.request_id != 0;
     auto answer_void = [&] {
-        if (twoway) c.enqueue(router::reply_void(r.request_id, r.params.encoding));
+        if (twoway) c.enqueue(net::reply_void(r.request_id, r.params.encoding));
     };
     if (name.ends_with(".publish")) {
         std::string topic(name.substr(0, name.size() - 8));
@@ -179,7 +169,7 @@ void topic_service::dispatch_publish(topic_connection& c, const protocol::reques
             return answer_void();
         }
     }
-    if (twoway) c.enqueue(router::reply_not_exist(r, protocol::reply_status::object_not_exist));
+    if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
 }
 
 bool topic_service::forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r) {
@@ -197,7 +187,7 @@ bool topic_service::forward_linked(topic_connection& c, const std::string& topic
     }
     if (!in.ok()) {
         if (r.request_id != 0)
-            c.enqueue(router::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
+            c.enqueue(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
         return false;
     }
     for (auto& ev : events) publish(c.home().index(), std::move(ev));

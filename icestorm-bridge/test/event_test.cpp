@@ -26,7 +26,7 @@ protocol::byte_buffer publish_request() {
     return os.take();
 }
 
-protocol::byte_buffer joined(const router::outbound_frame& f) {
+protocol::byte_buffer joined(const net::outbound_frame& f) {
     protocol::byte_buffer all = f.head;
     all.insert(all.end(), f.tail->begin(), f.tail->end());
     return all;

@@ -2,17 +2,19 @@
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/output_stream.hpp>
-#include <moraine/router/backend_pool.hpp>
-#include <moraine/router/local_reply.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/local_reply.hpp>
 #include <moraine/router/router_servant.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <cstring>
 
 namespace moraine::router {
+
+using namespace net;
 
 namespace {
 
@@ -25,12 +27,13 @@ bool fwd_asks_oneway(const protocol::context_view& ctx) {
 
 }  // namespace
 
-client_connection::client_connection(shard& home, tcp::socket socket) : ice_connection(home, std::move(socket)) {}
+client_connection::client_connection(session_shard& local, tcp::socket socket)
+    : ice_connection(local.io(), std::move(socket)), local_(local) {}
 
 client_connection::~client_connection() = default;
 
 void client_connection::start() {
-    home_.add_client(this);
+    local_.add_client(this);
     ++home_.metrics().connections_accepted;
     start_accepted();
 }
@@ -61,7 +64,7 @@ bool client_connection::on_frame(const protocol::frame_view& frame) {
 }
 
 bool client_connection::dispatch_request(const protocol::request_view& r, std::uint8_t compression) {
-    if (is_router_identity(home_.cfg(), r.id)) return dispatch_router_request(*this, r, compression);
+    if (is_router_identity(local_.cfg(), r.id)) return dispatch_router_request(*this, r, compression);
     if (!session_) {
         // Glacier2 answers a routed request without a session by dropping the connection.
         close("request before a session exists");
@@ -100,9 +103,9 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     const bool forward_twoway = twoway && !fwd_asks_oneway(r.context);
-    const auto result = backend->forward(r, home_.cfg().client_forward_context, forward_twoway, shared(),
+    const auto result = backend->forward(r, local_.cfg().client_forward_context, forward_twoway, shared(),
                                          r.request_id, compression);
-    ++home_.metrics().requests_forwarded;
+    ++local_.metrics().requests_forwarded;
     if (twoway && !forward_twoway) enqueue(reply_void(r.request_id, r.params.encoding));
     if (result == enqueue_result::above_high) {
         pause_for_backend();
@@ -110,7 +113,7 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     }
 }
 
-void client_connection::deliver_reply(std::int32_t client_request_id, const protocol::reply_view& r,
+void client_connection::relay_reply(std::int32_t client_request_id, const protocol::reply_view& r,
                                       std::uint8_t compression) {
     if (closed()) return;
     protocol::byte_buffer out;
@@ -119,7 +122,7 @@ void client_connection::deliver_reply(std::int32_t client_request_id, const prot
     if (compression != 0 && out.size() >= protocol::compression_threshold) {
         if (auto packed = protocol::compress_message(out)) out = std::move(*packed);
     }
-    ++home_.metrics().replies_forwarded;
+    ++local_.metrics().replies_forwarded;
     enqueue(std::move(out));
 }
 
@@ -139,7 +142,7 @@ void client_connection::forward_callback(protocol::byte_buffer message, bool two
         callbacks_.emplace(id, std::move(route));
         std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
-    ++home_.metrics().callbacks_forwarded;
+    ++local_.metrics().callbacks_forwarded;
     enqueue(std::move(message));
 }
 
@@ -175,24 +178,24 @@ void client_connection::fail_callbacks() noexcept {
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
     session_ = std::move(s);
-    home_.add_session(session_->category, this);
-    ++home_.metrics().sessions_created;
+    local_.add_session(session_->category, this);
+    ++local_.metrics().sessions_created;
     spdlog::debug("session created for '{}' on shard {}", session_->user_id, home_.index());
 }
 
 void client_connection::destroy_session() {
     if (!session_) return;
-    home_.remove_session(session_->category);
+    local_.remove_session(session_->category);
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     session_.reset();
-    ++home_.metrics().sessions_destroyed;
+    ++local_.metrics().sessions_destroyed;
 }
 
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
-    home_.remove_client(this);
+    local_.remove_client(this);
     destroy_session();
     fail_callbacks();
 }

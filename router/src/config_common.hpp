@@ -5,6 +5,7 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
+#include <moraine/net/config_values.hpp>
 #include <moraine/router/config.hpp>
 
 #include <cstddef>
@@ -15,18 +16,10 @@
 
 namespace moraine::router::detail {
 
-/// "FILE:LINE" for messages, or "FILE" when `line` is 0 (unknown).
-std::string where(const std::string& file, std::size_t line);
-
-/// An Ice endpoint list (`tcp -h 127.0.0.1 -p 4063:ssl -p 4064`); empty input gives an empty list.
-std::vector<protocol::endpoint> parse_endpoints(std::string_view value, const std::string& at, const std::string& key);
-
-/// A stringified proxy (`Glacier2/router:tcp -p 4063`, `verifier@Adapter`).
-protocol::proxy parse_proxy(std::string_view value, const std::string& at, const std::string& key);
-
-/// Splits on whitespace; "double" or 'single' quotes keep spaces inside one word (as Glacier2
-/// splits its Filter lists).
-std::vector<std::string> split_words(std::string_view value, const std::string& at, const std::string& key);
+using net::parse_endpoints;
+using net::parse_proxy;
+using net::split_words;
+using net::where;
 
 /// Stringified identities (`category/name`, escapes as in identity_to_string).
 std::vector<protocol::identity> parse_identities(const std::vector<std::string>& words, const std::string& at,

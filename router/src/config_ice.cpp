@@ -1,9 +1,8 @@
-// load_ice_config: a Glacier2 3.7 property file read as glacier2router would read it
-// (spec/glacier2.md §7, §8).
+// read_config(property_file): the router's keys of a Glacier2 3.7 property file, read as
+// glacier2router would read them (spec/glacier2.md §7).
 #include <moraine/router/config.hpp>
 
 #include "config_common.hpp"
-#include "config_properties.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +11,8 @@
 
 namespace moraine::router {
 namespace {
+
+using net::property_file;
 
 // Glacier2.* properties with a fixed name that Moraine reads, or knows and ignores.
 constexpr std::string_view glacier2_keys[] = {
@@ -68,65 +69,6 @@ bool is_known_glacier2_key(std::string_view key) {
     return false;
 }
 
-// The parsed file, with typed getters that name file, line and key in their errors.
-class property_file {
-public:
-    property_file(std::string file, detail::property_map props) : file_(std::move(file)), props_(std::move(props)) {}
-
-    const std::string& file() const noexcept { return file_; }
-    const detail::property_map& all() const noexcept { return props_; }
-
-    const std::string* find(std::string_view key) const {
-        auto it = props_.find(key);
-        return it == props_.end() ? nullptr : &it->second.value;
-    }
-
-    /// "FILE:LINE" of the key, or "FILE" when it is not set.
-    std::string at(std::string_view key) const {
-        auto it = props_.find(key);
-        return detail::where(file_, it == props_.end() ? 0 : it->second.line);
-    }
-
-    /// Ice's getPropertyAsInt, but a value that is not an integer is an error rather than a
-    /// warning plus the default: the router must not start on a setting it misread.
-    template <class T>
-    void read_int(std::string_view key, long long min, long long max, T& out) const {
-        const std::string* v = find(key);
-        if (!v) return;
-        std::string_view digits = *v;
-        if (digits.starts_with('+')) digits.remove_prefix(1);
-        long long n = 0;
-        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-        if (ec != std::errc{} || end != digits.data() + digits.size())
-            throw config_error(at(key), std::string(key), "expected an integer, got '" + *v + "'");
-        if (n < min || n > max)
-            throw config_error(at(key), std::string(key),
-                               std::to_string(n) + " is out of range [" + std::to_string(min) + ", " +
-                                   std::to_string(max) + "]");
-        out = static_cast<T>(n);
-    }
-
-    /// Ice booleans are integers: 0 is false, anything else true.
-    void read_bool(std::string_view key, bool& out) const {
-        long long n = out ? 1 : 0;
-        read_int(key, LLONG_MIN, LLONG_MAX, n);
-        out = n != 0;
-    }
-
-    std::vector<protocol::endpoint> endpoints(std::string_view key) const {
-        const std::string* v = find(key);
-        return v ? detail::parse_endpoints(*v, at(key), std::string(key)) : std::vector<protocol::endpoint>{};
-    }
-
-    std::vector<std::string> words(std::string_view key) const {
-        const std::string* v = find(key);
-        return v ? detail::split_words(*v, at(key), std::string(key)) : std::vector<std::string>{};
-    }
-
-private:
-    std::string file_;
-    detail::property_map props_;
-};
 
 void read_endpoints(const property_file& p, config& cfg) {
     if (const std::string* name = p.find("Glacier2.InstanceName")) cfg.instance_name = *name;
@@ -167,18 +109,16 @@ void read_timeouts(const property_file& p, config& cfg) {
         p.read_int("Ice.ACM.Timeout", 0, INT_MAX, cfg.acm_timeout_s);
     }
     p.read_int("Glacier2.RoutingTable.MaxSize", 0, INT_MAX, cfg.routing_table_max);
-    p.read_int("Ice.Override.ConnectTimeout", INT_MIN, INT_MAX, cfg.backend_connect_timeout_ms);
-    if (cfg.backend_connect_timeout_ms <= 0) cfg.backend_connect_timeout_ms = config{}.backend_connect_timeout_ms;
 }
 
-void read_auth(const property_file& p, config& cfg) {
+void read_auth(const property_file& p, config& cfg, std::vector<std::string>& warnings) {
     const std::string* verifier = p.find("Glacier2.PermissionsVerifier");
     const std::string* crypt = p.find("Glacier2.CryptPasswords");
     if (verifier) {
         detail::set_permissions_verifier(cfg, *verifier, p.at("Glacier2.PermissionsVerifier"),
                                          "Glacier2.PermissionsVerifier");
         if (crypt)
-            cfg.warnings.push_back(p.at("Glacier2.CryptPasswords") +
+            warnings.push_back(p.at("Glacier2.CryptPasswords") +
                                    ": Glacier2.CryptPasswords: ignored, Glacier2.PermissionsVerifier is set");
     } else if (crypt) {
         // A relative path is relative to the working directory, as for glacier2router.
@@ -210,64 +150,38 @@ void read_filters(const property_file& p, config& cfg) {
     p.read_int("Glacier2.Filter.ProxySizeMax", 0, INT_MAX, f.proxy_size_max);
 }
 
-// Ice.MessageSizeMax is in KiB; Ice treats < 1, or more than fits in 2 GiB, as "no limit".
-void read_limits(const property_file& p, config& cfg) {
-    long long kib = 1024;
-    p.read_int("Ice.MessageSizeMax", LLONG_MIN, LLONG_MAX, kib);
-    cfg.message_size_max = (kib < 1 || kib > INT_MAX / 1024) ? 0 : static_cast<std::size_t>(kib) * 1024;
-}
-
-// The embedded topic service runs when the file configures IceStorm's two endpoints (§8).
-void read_topics(const property_file& p, config& cfg) {
-    auto& t = cfg.topics;
-    if (const std::string* name = p.find("IceStorm.InstanceName")) t.instance_name = *name;
-    t.topic_manager_endpoints = p.endpoints("IceStorm.TopicManager.Endpoints");
-    t.topic_manager_published_endpoints = p.endpoints("IceStorm.TopicManager.PublishedEndpoints");
-    t.publish_endpoints = p.endpoints("IceStorm.Publish.Endpoints");
-    t.publish_published_endpoints = p.endpoints("IceStorm.Publish.PublishedEndpoints");
-    t.enabled = !t.topic_manager_endpoints.empty() && !t.publish_endpoints.empty();
-    if (!t.enabled && (!t.topic_manager_endpoints.empty() || !t.publish_endpoints.empty()))
-        cfg.warnings.push_back(p.file() +
-                               ": topic service off: it needs both IceStorm.TopicManager.Endpoints and "
-                               "IceStorm.Publish.Endpoints");
-}
-
-void warn(config& cfg, const property_file& p, std::string_view key, const std::string& why) {
-    cfg.warnings.push_back(p.at(key) + ": " + std::string(key) + ": " + why);
+void warn(std::vector<std::string>& warnings, const property_file& p, std::string_view key, const std::string& why) {
+    warnings.push_back(p.at(key) + ": " + std::string(key) + ": " + why);
 }
 
 // Unknown Glacier2.* keys are likely typos; known ones Moraine does not act on are named too, so
 // nobody relies on them unawares. Ice.*, IceStorm.* and other keys belong to other components.
-void warn_about_keys(const property_file& p, config& cfg) {
+void warn_about_keys(const property_file& p, std::vector<std::string>& warnings) {
     for (const auto& [key, value] : p.all()) {
         if (key.starts_with("Glacier2.") && !is_known_glacier2_key(key))
-            warn(cfg, p, key, "unknown property, ignored");
+            warn(warnings, p, key, "unknown property, ignored");
     }
     for (std::string_view key : {"Glacier2.Client.SleepTime", "Glacier2.Server.SleepTime"}) {
         const std::string* v = p.find(key);
-        if (v && *v != "0") warn(cfg, p, key, "not supported by Moraine, ignored");
+        if (v && *v != "0") warn(warnings, p, key, "not supported by Moraine, ignored");
     }
     if (p.find("Glacier2.SSLSessionManager"))
-        warn(cfg, p, "Glacier2.SSLSessionManager", "not supported by Moraine, ignored");
+        warn(warnings, p, "Glacier2.SSLSessionManager", "not supported by Moraine, ignored");
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
-        if (p.find(key)) warn(cfg, p, key, "not supported by Moraine, ignored (Ice.MessageSizeMax applies)");
+        if (p.find(key)) warn(warnings, p, key, "not supported by Moraine, ignored (Ice.MessageSizeMax applies)");
     }
 }
 
 }  // namespace
 
-config load_ice_config(const std::filesystem::path& path) {
+config read_config(const property_file& p, std::vector<std::string>& warnings) {
     config cfg;
-    cfg.source = path.string();
-    property_file p(path.string(), detail::read_property_file(path, cfg.warnings));
     read_endpoints(p, cfg);  // first: instance_name is needed to recognise NullPermissionsVerifier
     read_forwarding(p, cfg);
     read_timeouts(p, cfg);
-    read_auth(p, cfg);
+    read_auth(p, cfg, warnings);
     read_filters(p, cfg);
-    read_limits(p, cfg);
-    read_topics(p, cfg);
-    warn_about_keys(p, cfg);
+    warn_about_keys(p, warnings);
     return cfg;
 }
 

@@ -1,190 +1,16 @@
-// load_yaml_config: Moraine's own configuration format. conf/moraine.yaml documents every key;
-// keep the two in step.
+// read_config(yaml_section): the router's keys of Moraine's YAML configuration.
+// conf/moraine.yaml documents every key; keep the two in step.
 #include <moraine/router/config.hpp>
 
 #include "config_common.hpp"
 
-#include <yaml-cpp/yaml.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <climits>
-#include <cstring>
-#include <fstream>
-#include <optional>
-#include <sstream>
 
 namespace moraine::router {
 namespace {
 
-// A YAML mapping being read. It hands out values by key and remembers which keys were read,
-// so that finish() can refuse the rest: a misspelt key must stop startup, not be ignored.
-class yaml_section {
-public:
-    yaml_section(const YAML::Node& node, std::string path, const std::string& file)
-        : node_(node), path_(std::move(path)), file_(file) {
-        if (node_.IsNull() || !node_.IsDefined()) return;
-        if (!node_.IsMap()) fail(node_, "", "expected a mapping of keys to values");
-        std::vector<std::string> seen;
-        for (const auto& kv : node_) {
-            if (!kv.first.IsScalar()) fail(kv.first, "", "keys must be plain strings");
-            const std::string& key = kv.first.Scalar();
-            if (std::find(seen.begin(), seen.end(), key) != seen.end()) fail(kv.first, key, "duplicate key");
-            seen.push_back(key);
-        }
-    }
+using net::yaml_section;
 
-    /// The value at `key`, or nullopt when absent or null (`key:` alone means "the default").
-    std::optional<YAML::Node> take(std::string_view key) {
-        taken_.emplace_back(key);
-        if (!node_.IsMap()) return std::nullopt;
-        YAML::Node v = node_[std::string(key)];
-        if (!v.IsDefined() || v.IsNull()) return std::nullopt;
-        return v;
-    }
-
-    yaml_section section(std::string_view key) {
-        auto v = take(key);
-        return yaml_section(v ? *v : YAML::Node(), path(key), file_);
-    }
-
-    /// Refuses every key that no reader asked for, naming the keys this section knows.
-    void finish() const {
-        if (!node_.IsMap()) return;
-        for (const auto& kv : node_) {
-            const std::string& key = kv.first.Scalar();
-            if (std::find(taken_.begin(), taken_.end(), key) != taken_.end()) continue;
-            std::string known;
-            for (const auto& k : taken_) known += (known.empty() ? "" : ", ") + k;
-            fail(kv.first, key, "unknown key (expected one of: " + known + ")");
-        }
-    }
-
-    [[noreturn]] void fail(const YAML::Node& at, std::string_view key, const std::string& reason) const {
-        const YAML::Mark m = at.Mark();
-        std::size_t line = m.is_null() ? 0 : static_cast<std::size_t>(m.line) + 1;
-        throw config_error(detail::where(file_, line), key.empty() ? (path_.empty() ? "(top)" : path_) : path(key),
-                           reason);
-    }
-
-    /// Where a value of this section sits, for errors raised after reading it.
-    std::string at(const YAML::Node& v) const {
-        const YAML::Mark m = v.Mark();
-        return detail::where(file_, m.is_null() ? 0 : static_cast<std::size_t>(m.line) + 1);
-    }
-
-    std::string path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
-    const std::string& file() const noexcept { return file_; }
-    /// False when the section is absent or null (`auth:` alone).
-    bool present() const { return node_.IsMap(); }
-
-    // Typed readers. Each leaves `out` unchanged when the key is absent or null.
-
-    void read(std::string_view key, bool& out) {
-        auto v = take(key);
-        if (!v) return;
-        if (!v->IsScalar()) fail(*v, key, "expected true or false");
-        try {
-            out = v->as<bool>();
-        } catch (const YAML::BadConversion&) {
-            fail(*v, key, "expected true or false, got '" + v->Scalar() + "'");
-        }
-    }
-
-    void read(std::string_view key, std::string& out) {
-        if (auto v = scalar(key, "expected a string")) out = v->text;
-    }
-
-    template <class T>
-    void read_int(std::string_view key, long long min, long long max, T& out) {
-        auto v = take(key);
-        if (!v) return;
-        long long n = 0;
-        const std::string& s = v->IsScalar() ? v->Scalar() : std::string();
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-        if (!v->IsScalar() || s.empty() || ec != std::errc{} || end != s.data() + s.size())
-            fail(*v, key, "expected an integer" + (v->IsScalar() ? ", got '" + s + "'" : std::string()));
-        if (n < min || n > max)
-            fail(*v, key, std::to_string(n) + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-        out = static_cast<T>(n);
-    }
-
-    /// A byte count: an integer, or a number with a unit: `512KiB`, `16 MiB`, `1GiB`, `100B`.
-    void read_size(std::string_view key, std::size_t& out) {
-        auto v = take(key);
-        if (!v) return;
-        if (auto n = v->IsScalar() ? parse_size(v->Scalar()) : std::nullopt) {
-            out = *n;
-            return;
-        }
-        fail(*v, key, "expected a size in bytes such as 65536, 64KiB or 16MiB");
-    }
-
-    /// A list of strings (`[a, b]` or one `- item` per line). `list_at` (optional) receives
-    /// the list's "FILE:LINE" for errors the caller finds in the items.
-    std::vector<std::string> read_list(std::string_view key, std::string* list_at = nullptr) {
-        auto v = take(key);
-        std::vector<std::string> out;
-        if (list_at) *list_at = file_;
-        if (!v) return out;
-        if (!v->IsSequence()) fail(*v, key, "expected a list of strings");
-        if (list_at) *list_at = at(*v);
-        for (const auto& item : *v) {
-            if (!item.IsScalar()) fail(item, key, "expected a list of strings");
-            out.push_back(item.Scalar());
-        }
-        return out;
-    }
-
-    /// Ice endpoint strings: one string (`:`-separated list allowed), or a list of them.
-    std::vector<protocol::endpoint> read_endpoints(std::string_view key) {
-        auto v = take(key);
-        std::vector<protocol::endpoint> out;
-        if (!v) return out;
-        if (v->IsScalar()) return detail::parse_endpoints(v->Scalar(), at(*v), path(key));
-        if (!v->IsSequence()) fail(*v, key, "expected an Ice endpoint string or a list of them");
-        for (const auto& item : *v) {
-            if (!item.IsScalar()) fail(item, key, "expected an Ice endpoint string");
-            auto some = detail::parse_endpoints(item.Scalar(), at(item), path(key));
-            out.insert(out.end(), some.begin(), some.end());
-        }
-        return out;
-    }
-
-    /// A scalar's text and its "FILE:LINE", for values the caller checks further.
-    struct located {
-        std::string text;
-        std::string at;
-    };
-    std::optional<located> scalar(std::string_view key, const std::string& expected) {
-        auto v = take(key);
-        if (!v) return std::nullopt;
-        if (!v->IsScalar()) fail(*v, key, expected);
-        return located{v->Scalar(), at(*v)};
-    }
-
-private:
-    static std::optional<std::size_t> parse_size(const std::string& s) {
-        unsigned long long n = 0;
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-        if (ec != std::errc{} || end == s.data()) return std::nullopt;
-        std::string_view unit(end, static_cast<std::size_t>(s.data() + s.size() - end));
-        while (unit.starts_with(' ')) unit.remove_prefix(1);
-        unsigned long long scale = unit.empty() || unit == "B" ? 1
-                                   : unit == "KiB"              ? 1ull << 10
-                                   : unit == "MiB"              ? 1ull << 20
-                                   : unit == "GiB"              ? 1ull << 30
-                                                                : 0;
-        if (scale == 0 || n > SIZE_MAX / scale) return std::nullopt;
-        return static_cast<std::size_t>(n * scale);
-    }
-
-    YAML::Node node_;
-    std::string path_;
-    const std::string& file_;
-    std::vector<std::string> taken_;
-};
 
 void read_client(yaml_section s, config& cfg) {
     cfg.client_endpoints = s.read_endpoints("endpoints");
@@ -281,74 +107,22 @@ void read_filters(yaml_section s, config& cfg) {
     s.finish();
 }
 
-void read_limits(yaml_section s, config& cfg) {
-    s.read_size("message_size_max", cfg.message_size_max);
-    s.read_size("connection_queue_high", cfg.connection_queue_high);
-    s.read_size("connection_queue_low", cfg.connection_queue_low);
-    s.read_size("connection_queue_max", cfg.connection_queue_max);
-    s.read_int("backend_connect_timeout_ms", 1, INT_MAX, cfg.backend_connect_timeout_ms);
-    s.finish();
-    if (cfg.connection_queue_low >= cfg.connection_queue_high)
-        throw config_error(s.file(), "limits.connection_queue_low", "must be below limits.connection_queue_high");
-    if (cfg.connection_queue_high > cfg.connection_queue_max)
-        throw config_error(s.file(), "limits.connection_queue_high", "must not exceed limits.connection_queue_max");
-}
-
-void read_topics(yaml_section s, config& cfg) {
-    auto& t = cfg.topics;
-    s.read("enabled", t.enabled);
-    s.read("instance_name", t.instance_name);
-    t.topic_manager_endpoints = s.read_endpoints("topic_manager_endpoints");
-    t.topic_manager_published_endpoints = s.read_endpoints("topic_manager_published_endpoints");
-    t.publish_endpoints = s.read_endpoints("publish_endpoints");
-    t.publish_published_endpoints = s.read_endpoints("publish_published_endpoints");
-    s.read_size("subscriber_queue_bytes", t.subscriber_queue_bytes);
-    s.finish();
-    if (!t.enabled) return;
-    if (t.topic_manager_endpoints.empty())
-        throw config_error(s.file(), "topics.topic_manager_endpoints", "required when topics.enabled is true");
-    if (t.publish_endpoints.empty())
-        throw config_error(s.file(), "topics.publish_endpoints", "required when topics.enabled is true");
-}
-
-YAML::Node parse_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw config_error(path.string(), "open", std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    try {
-        return YAML::Load(text.str());
-    } catch (const YAML::Exception& e) {
-        std::size_t line = e.mark.is_null() ? 0 : static_cast<std::size_t>(e.mark.line) + 1;
-        throw config_error(detail::where(path.string(), line), "syntax", e.msg);
-    }
-}
-
 }  // namespace
 
-config load_yaml_config(const std::filesystem::path& path) {
+config read_config(yaml_section& root, const std::filesystem::path& dir) {
     config cfg;
-    cfg.source = path.string();
     // Moraine forwards unbuffered unless asked (glacier2router's default is buffered).
     cfg.client_buffered = false;
     cfg.server_buffered = false;
-
-    const std::string file = path.string();
-    YAML::Node doc = parse_file(path);
-    yaml_section root(doc, "", file);
     root.read("instance_name", cfg.instance_name);
-    if (cfg.instance_name.empty()) throw config_error(file, "instance_name", "must not be empty");
-    root.read_int("threads", 0, 1024, cfg.threads);
+    if (cfg.instance_name.empty()) throw config_error(root.file(), "instance_name", "must not be empty");
     root.read("return_client_proxy", cfg.return_client_proxy);
     root.read_int("add_connection_context", 0, 2, cfg.add_connection_context);
     read_session(root.section("session"), cfg);  // before client: acm_timeout defaults to it
     read_client(root.section("client"), cfg);
     read_server(root.section("server"), cfg);
-    read_auth(root.section("auth"), cfg, path.parent_path());
+    read_auth(root.section("auth"), cfg, dir);
     read_filters(root.section("filters"), cfg);
-    read_limits(root.section("limits"), cfg);
-    read_topics(root.section("topics"), cfg);
-    root.finish();
     return cfg;
 }
 

@@ -1,19 +1,22 @@
 #include <moraine/router/router_servant.hpp>
+#include <moraine/router/exception_ids.hpp>
 
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/protocol/reply.hpp>
 #include <moraine/router/client_connection.hpp>
-#include <moraine/router/local_reply.hpp>
+#include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_factory.hpp>
-#include <moraine/router/shard.hpp>
+#include <moraine/net/shard.hpp>
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
 namespace moraine::router {
+
+using namespace net;
 
 namespace {
 
@@ -198,7 +201,7 @@ bool is_router_identity(const config& cfg, protocol::identity_view id) noexcept 
 }
 
 bool dispatch_router_request(client_connection& c, const protocol::request_view& r, std::uint8_t /*compression*/) {
-    const call k{c, r, c.home().cfg()};
+    const call k{c, r, c.local().cfg()};
     if (!r.facet.empty()) {
         k.send(reply_not_exist(r, protocol::reply_status::facet_not_exist));
         return true;

@@ -1,17 +1,21 @@
 #include <moraine/router/server_connection.hpp>
 
 #include <moraine/protocol/reply.hpp>
-#include <moraine/router/callback_route.hpp>
+#include <moraine/net/callback_route.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/session_control.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/router/session_router.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <spdlog/spdlog.h>
 
 namespace moraine::router {
 
-server_connection::server_connection(shard& home, tcp::socket socket) : ice_connection(home, std::move(socket)) {}
+using namespace net;
+
+server_connection::server_connection(session_shard& local, tcp::socket socket)
+    : ice_connection(local.io(), std::move(socket)), local_(local) {}
 
 server_connection::~server_connection() = default;
 
@@ -39,31 +43,32 @@ bool server_connection::on_frame(const protocol::frame_view& frame) {
 void server_connection::route(const protocol::request_view& r) {
     const bool twoway = r.request_id != 0;
     protocol::byte_buffer message;
-    protocol::write_request_message(message, 0, r, home_.cfg().server_forward_context);
+    protocol::write_request_message(message, 0, r, local_.cfg().server_forward_context);
     callback_route back{home_.index(), weak_from_this(), r.request_id};
     auto& set = home_.set();
-    if (is_session_control_category(home_.cfg(), r.id.category)) {
+    auto& router = local_.router();
+    if (is_session_control_category(local_.cfg(), r.id.category)) {
         // SessionControl objects are named after the session's category, which names its shard.
-        const unsigned owner = set.owner_of_category(r.id.name);
-        set.invoke_on(owner, [message = std::move(message), twoway, back = std::move(back)](shard& s) mutable {
-            dispatch_session_control(s, std::move(message), twoway, std::move(back));
+        const unsigned owner = router.owner_of(r.id.name);
+        set.invoke_on(owner, [&router, message = std::move(message), twoway, back = std::move(back)](shard& s) mutable {
+            dispatch_session_control(router.local(s.index()), std::move(message), twoway, std::move(back));
         });
         return;
     }
-    const unsigned owner = set.owner_of_category(r.id.category);
+    const unsigned owner = router.owner_of(r.id.category);
     if (owner == home_.index()) {
-        deliver_callback(home_, r.id.category, std::move(message), twoway, std::move(back));
+        deliver_callback(local_, r.id.category, std::move(message), twoway, std::move(back));
         return;
     }
-    set.invoke_on(owner, [category = std::string(r.id.category), message = std::move(message), twoway,
+    set.invoke_on(owner, [&router, category = std::string(r.id.category), message = std::move(message), twoway,
                           back = std::move(back)](shard& s) mutable {
-        deliver_callback(s, category, std::move(message), twoway, std::move(back));
+        deliver_callback(router.local(s.index()), category, std::move(message), twoway, std::move(back));
     });
 }
 
 void server_connection::on_closed(std::string_view why) { spdlog::debug("server-endpoint connection closed: {}", why); }
 
-void deliver_callback(shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
+void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
                       callback_route route) {
     if (auto* c = owner.find_session(category)) {
         c->forward_callback(std::move(message), twoway, std::move(route));
@@ -75,17 +80,7 @@ void deliver_callback(shard& owner, std::string_view category, protocol::byte_bu
     protocol::byte_buffer reply;
     protocol::write_reply_not_exist(reply, route.request_id, protocol::reply_status::object_not_exist, r->id, r->facet,
                                     r->operation);
-    send_callback_reply(owner.set(), owner.index(), route, std::move(reply));
-}
-
-void send_callback_reply(shard_set& shards, unsigned from, const callback_route& route, protocol::byte_buffer reply) {
-    if (route.shard == from) {
-        if (auto origin = route.origin.lock()) origin->enqueue(std::move(reply));
-        return;
-    }
-    shards.invoke_on(route.shard, [origin = route.origin, reply = std::move(reply)](shard&) mutable {
-        if (auto o = origin.lock()) o->enqueue(std::move(reply));
-    });
+    send_callback_reply(owner.io().set(), owner.io().index(), route, std::move(reply));
 }
 
 }  // namespace moraine::router

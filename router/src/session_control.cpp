@@ -4,15 +4,18 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/router/client_connection.hpp>
-#include <moraine/router/local_reply.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/local_reply.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
+#include <moraine/router/session_shard.hpp>
 
 #include <algorithm>
 #include <array>
 #include <optional>
 
 namespace moraine::router {
+
+using namespace net;
 
 namespace {
 
@@ -92,7 +95,7 @@ std::optional<protocol::byte_buffer> identity_set_op(const protocol::request_vie
 
 /// SessionControl's own operations.
 std::optional<protocol::byte_buffer> control_op(const protocol::request_view& r, client_connection& c) {
-    const auto& cfg = c.home().cfg();
+    const auto& cfg = c.local().cfg();
     const auto enc = r.params.encoding;
     const std::string name(r.id.name);
     const auto base = session_control_category(cfg);
@@ -152,7 +155,7 @@ protocol::proxy session_control_proxy(const config& cfg, const std::string& sess
     return object_proxy(cfg, session_category, session_control_category(cfg));
 }
 
-void dispatch_session_control(shard& owner, protocol::byte_buffer message, bool twoway, callback_route route) {
+void dispatch_session_control(session_shard& owner, protocol::byte_buffer message, bool twoway, callback_route route) {
     auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
     if (!r) return;
     r->request_id = route.request_id;
@@ -166,7 +169,7 @@ void dispatch_session_control(shard& owner, protocol::byte_buffer message, bool 
         reply = dispatch(*r, target_of(owner.cfg(), r->id.category), *c);
         if (!reply) reply = reply_not_exist(*r, protocol::reply_status::operation_not_exist);
     }
-    if (twoway) send_callback_reply(owner.set(), owner.index(), route, std::move(*reply));
+    if (twoway) send_callback_reply(owner.io().set(), owner.io().index(), route, std::move(*reply));
 }
 
 }  // namespace moraine::router

@@ -4,18 +4,22 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/protocol/user_exception.hpp>
-#include <moraine/router/backend_pool.hpp>
+#include <moraine/net/backend_pool.hpp>
 #include <moraine/router/client_connection.hpp>
-#include <moraine/router/local_reply.hpp>
+#include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_control.hpp>
-#include <moraine/router/shard.hpp>
-#include <moraine/router/shard_set.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
+#include <moraine/router/exception_ids.hpp>
+#include <moraine/router/session_router.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <optional>
 
 namespace moraine::router {
+
+using namespace net;
 
 namespace {
 
@@ -52,8 +56,8 @@ std::optional<std::string> exception_reason(const protocol::reply_view& r, std::
 }
 
 std::unique_ptr<session::session> new_session(client_connection& c, const pending_session& p) {
-    const auto& cfg = c.home().cfg();
-    return std::make_unique<session::session>(p.user_id, c.home().new_category(), cfg.routing_table_max, cfg.filters);
+    const auto& cfg = c.local().cfg();
+    return std::make_unique<session::session>(p.user_id, c.local().new_category(), cfg.routing_table_max, cfg.filters);
 }
 
 /// Answers createSession with the session proxy (nil without a SessionManager).
@@ -67,14 +71,15 @@ void reply_created(client_connection& c, const pending_session& p) {
     through the SessionControl before create returns. */
 void call_session_manager(client_connection& c, pending_session p) {
     auto& home = c.home();
-    auto manager = protocol::proxy_from_string(home.cfg().session_manager);
+    const auto& cfg = c.local().cfg();
+    auto manager = protocol::proxy_from_string(cfg.session_manager);
     if (!manager) return refuse(c, p, cannot_create_session_id, "invalid session manager proxy");
     c.set_session(new_session(c, p));
     c.creating_session = true;
     protocol::output_stream params;
     const auto start = params.start_encapsulation(protocol::encoding_1_1);
     params.write_string(p.user_id);
-    protocol::write_proxy(params, session_control_proxy(home.cfg(), c.session_state()->category));
+    protocol::write_proxy(params, session_control_proxy(cfg, c.session_state()->category));
     params.end_encapsulation(start);
     invoke(home, *manager, "create", 0, params.view(),
            [p, &home](const protocol::reply_view* r, std::string_view failure) {
@@ -100,17 +105,18 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
     auto c = still_open(p);
     if (!c) return;
     if (!ok) return refuse(*c, p, permission_denied_id, reason);
-    if (!c->home().cfg().session_manager.empty()) return call_session_manager(*c, std::move(p));
+    if (!c->local().cfg().session_manager.empty()) return call_session_manager(*c, std::move(p));
     c->set_session(new_session(*c, p));
     reply_created(*c, p);
 }
 
 /// crypt(3) takes milliseconds: run it on the blocking pool, then come back to the shard.
-void check_crypt_password(shard& home, pending_session p, std::string password) {
-    auto& set = home.set();
-    const unsigned owner = home.index();
-    asio::post(set.blocking_pool(), [&set, owner, p = std::move(p), password = std::move(password)]() mutable {
-        const bool ok = set.passwords() && set.passwords()->check(p.user_id, password);
+void check_crypt_password(session_shard& local, pending_session p, std::string password) {
+    auto& set = local.io().set();
+    const unsigned owner = local.io().index();
+    const auto* passwords = local.router().passwords();
+    asio::post(set.blocking_pool(), [&set, passwords, owner, p = std::move(p), password = std::move(password)]() mutable {
+        const bool ok = passwords && passwords->check(p.user_id, password);
         set.invoke_on(owner, [p = std::move(p), ok](shard&) mutable {
             authenticated(std::move(p), ok, "permission denied");
         });
@@ -118,8 +124,9 @@ void check_crypt_password(shard& home, pending_session p, std::string password) 
 }
 
 /// Glacier2::PermissionsVerifier::checkPermissions(userId, password, out reason) -> bool.
-void check_with_verifier(shard& home, pending_session p, const std::string& password) {
-    auto verifier = protocol::proxy_from_string(home.cfg().permissions_verifier);
+void check_with_verifier(session_shard& local, pending_session p, const std::string& password) {
+    auto& home = local.io();
+    auto verifier = protocol::proxy_from_string(local.cfg().permissions_verifier);
     if (!verifier) return authenticated(std::move(p), false, "invalid permissions verifier proxy");
     protocol::output_stream params;
     const auto start = params.start_encapsulation(protocol::encoding_1_1);
@@ -148,16 +155,16 @@ void check_with_verifier(shard& home, pending_session p, const std::string& pass
 
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
                     std::string user_id, std::string password) {
-    auto& home = c.home();
+    auto& local = c.local();
     pending_session p{c.shared(), request_id, enc, std::move(user_id)};
     c.creating_session = true;
-    switch (home.cfg().auth) {
+    switch (local.cfg().auth) {
     case auth_mode::allow_all:
         return authenticated(std::move(p), true, {});
     case auth_mode::crypt_file:
-        return check_crypt_password(home, std::move(p), std::move(password));
+        return check_crypt_password(local, std::move(p), std::move(password));
     case auth_mode::verifier:
-        return check_with_verifier(home, std::move(p), password);
+        return check_with_verifier(local, std::move(p), password);
     case auth_mode::none:
         break;
     }

@@ -4,7 +4,7 @@
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/request.hpp>
-#include <moraine/router/callback_route.hpp>
+#include <moraine/net/callback_route.hpp>
 
 #include <map>
 #include <optional>
@@ -26,7 +26,7 @@ public:
         TopicManager: create, retrieve, retrieveAll, getSliceChecksums.
         Topic: getName, getPublisher, getNonReplicatedPublisher, subscribeAndGetPublisher,
         unsubscribe, link, unlink, getLinkInfoSeq, getSubscribers, destroy, getLinkProxy. */
-    void dispatch(protocol::byte_buffer message, router::callback_route route);
+    void dispatch(protocol::byte_buffer message, net::callback_route route);
 
     /// A delivery shard removed a failed subscriber: forget it.
     void forget(const std::string& topic, const std::string& key);

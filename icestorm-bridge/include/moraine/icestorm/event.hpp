@@ -2,7 +2,7 @@
 // A published event, shared by every shard and subscriber it reaches (spec/icestorm.md §4).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/request.hpp>
-#include <moraine/router/write_queue.hpp>
+#include <moraine/net/write_queue.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -46,7 +46,7 @@ std::shared_ptr<event> make_event(std::string topic, std::string_view operation,
 /** The frame for one subscriber: head = header + request id 0 + `target` (the subscriber's
     encoded identity and facet) + the event's suffix (with or without its context); tail = the
     shared params. The header's size counts head and tail. */
-router::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context);
+net::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context);
 
 /// The encoded identity and facet of a subscriber (a request's target bytes up to the operation).
 protocol::byte_buffer encode_target(const protocol::identity& id, std::string_view facet);

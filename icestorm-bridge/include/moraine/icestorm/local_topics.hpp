@@ -3,7 +3,7 @@
 #include <moraine/icestorm/event.hpp>
 #include <moraine/icestorm/subscriber.hpp>
 #include <moraine/protocol/proxy.hpp>
-#include <moraine/router/backend_connection.hpp>
+#include <moraine/net/backend_connection.hpp>
 
 #include <string>
 #include <unordered_map>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace moraine::router {
+namespace moraine::net {
 class shard;
 }
 
@@ -31,7 +31,7 @@ struct link_info {
 /// about topics and links, and each delivery shard about its subscribers.
 class local_topics {
 public:
-    local_topics(topic_service& svc, router::shard& home) : svc_(svc), home_(home) {}
+    local_topics(topic_service& svc, net::shard& home) : svc_(svc), home_(home) {}
 
     void topic_created(const std::string& name) { topics_.insert(name); }
     void topic_destroyed(const std::string& name);
@@ -61,7 +61,7 @@ private:
     void reap();
 
     topic_service& svc_;
-    router::shard& home_;
+    net::shard& home_;
     std::unordered_set<std::string> topics_;
     std::unordered_map<std::string, std::vector<link_info>> links_;
     std::unordered_map<std::string, std::vector<subscriber>> subscribers_;

@@ -1,6 +1,6 @@
 #pragma once
 // A connection accepted on a TopicManager or Publish endpoint.
-#include <moraine/router/ice_connection.hpp>
+#include <moraine/net/ice_connection.hpp>
 
 namespace moraine::icestorm {
 
@@ -8,9 +8,9 @@ class topic_service;
 
 /// A peer (publisher, subscriber's manager calls, linked IceStorm, or the router's own back-end
 /// connection carrying a session's requests) talking to the topic service.
-class topic_connection final : public router::ice_connection {
+class topic_connection final : public net::ice_connection {
 public:
-    topic_connection(router::shard& home, router::tcp::socket socket, topic_service& svc, bool publish_side);
+    topic_connection(net::shard& home, net::tcp::socket socket, topic_service& svc, bool publish_side);
     ~topic_connection() override;
 
     /// Sends validate connection and starts the loops.

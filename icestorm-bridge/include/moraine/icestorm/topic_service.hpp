@@ -5,14 +5,15 @@
 #include <moraine/icestorm/local_topics.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/protocol/request.hpp>
-#include <moraine/router/config.hpp>
+#include <moraine/icestorm/config.hpp>
+#include <moraine/net/session_directory.hpp>
 
 #include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
 
-namespace moraine::router {
+namespace moraine::net {
 class shard_set;
 class shard;
 }  // namespace moraine::router
@@ -26,13 +27,16 @@ class topic_connection;
     A publish is posted once to each shard, which writes it to its own subscribers. */
 class topic_service {
 public:
-    /// Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
-    /// @throws boost::system::system_error if an endpoint cannot be bound.
-    explicit topic_service(router::shard_set& shards);
+    /** Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
+        `sessions` (may be null: no router beside it) is how subscribers that are servants in a
+        router's sessions are reached. @throws boost::system::system_error if an endpoint cannot be bound. */
+    topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions);
     ~topic_service();
 
-    const router::topics_config& cfg() const noexcept;
-    router::shard_set& shards() noexcept { return shards_; }
+    const topics_config& cfg() const noexcept { return cfg_; }
+    /// The router whose sessions hold subscribers, or null.
+    net::session_directory* sessions() const noexcept { return sessions_; }
+    net::shard_set& shards() noexcept { return shards_; }
     /// The shard's own state: use only on that shard's thread.
     local_topics& local(unsigned shard) noexcept { return *locals_[shard]; }
     /// The catalog: use only on shard 0's thread.
@@ -61,9 +65,11 @@ public:
 private:
     void dispatch_publish(topic_connection& c, const protocol::request_view& r);
     bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
-    void forward_over_links(router::shard& sh, const event& ev);
+    void forward_over_links(net::shard& sh, const event& ev);
 
-    router::shard_set& shards_;
+    net::shard_set& shards_;
+    topics_config cfg_;
+    net::session_directory* sessions_;
     std::vector<protocol::endpoint> manager_endpoints_;  // as published
     std::vector<protocol::endpoint> publish_endpoints_;  // as published
     std::vector<std::unique_ptr<local_topics>> locals_;

@@ -2,8 +2,9 @@
 // A client's connection to Glacier2.Client.Endpoints and, once created, its session.
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
-#include <moraine/router/callback_route.hpp>
-#include <moraine/router/ice_connection.hpp>
+#include <moraine/net/callback_route.hpp>
+#include <moraine/net/ice_connection.hpp>
+#include <moraine/router/session_shard.hpp>
 #include <moraine/session/session.hpp>
 
 #include <cstdint>
@@ -14,9 +15,9 @@ namespace moraine::router {
 
 /// One client TCP connection: router-object requests are served here, every other request is
 /// routed through the session's routing table; callbacks for the session arrive via forward_callback.
-class client_connection final : public ice_connection {
+class client_connection final : public net::ice_connection {
 public:
-    client_connection(shard& home, tcp::socket socket);
+    client_connection(session_shard& local, net::tcp::socket socket);
     ~client_connection() override;
 
     /// Sends validate connection and starts the loops; registers with the shard's idle sweep.
@@ -24,22 +25,22 @@ public:
 
     /// Relays a back end's reply to the client's request `client_request_id`.
     /// `compression` is the client request's compression byte: 1 or 2 allow a compressed reply.
-    void deliver_reply(std::int32_t client_request_id, const protocol::reply_view& r, std::uint8_t compression);
+    void relay_reply(std::int32_t client_request_id, const protocol::reply_view& r, std::uint8_t compression) override;
 
     /// Sends a callback request to the client: `message` is a whole request message with
     /// request id 0 at offset 14; a twoway one gets a fresh id here and its reply goes back along `route`.
-    void forward_callback(protocol::byte_buffer message, bool twoway, callback_route route);
+    void forward_callback(protocol::byte_buffer message, bool twoway, net::callback_route route);
 
     /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
         request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
         A twoway event gets a fresh request id; its reply is dropped (nothing is kept for it).
         @return the queue's state; over_limit closes the connection. */
-    enqueue_result deliver_event(outbound_frame f, bool twoway);
+    net::enqueue_result deliver_event(net::outbound_frame f, bool twoway);
 
     /// A back end this connection feeds is above its high watermark: stop reading until it drains.
     void pause_for_backend() noexcept { blocked_on_backend_ = true; }
     /// That back end drained (or closed).
-    void backend_drained() noexcept { blocked_on_backend_ = false; resume_reads(); }
+    void on_backend_drained() override { blocked_on_backend_ = false; resume_reads(); }
 
     /// The session, once createSession has answered; nullptr before (and while it runs).
     session::session* current_session() noexcept { return creating_session ? nullptr : session_.get(); }
@@ -53,6 +54,9 @@ public:
     void destroy_session();
     /// True while an asynchronous createSession runs (a second one is refused).
     bool creating_session = false;
+
+    /// The router's state on this connection's shard.
+    session_shard& local() noexcept { return local_; }
 
     std::shared_ptr<client_connection> shared() {
         return std::static_pointer_cast<client_connection>(shared_from_this());
@@ -70,7 +74,8 @@ private:
     std::int32_t next_callback_id() noexcept;
 
     std::unique_ptr<session::session> session_;
-    std::unordered_map<std::int32_t, callback_route> callbacks_;  // our request id -> origin
+    session_shard& local_;
+    std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
 };

@@ -1,5 +1,8 @@
 #pragma once
-// The router's configuration, from YAML (--config) or a Glacier2 property file (--ice-config).
+// The Glacier2 router's configuration, from YAML (--config) or a Glacier2 property file (--ice-config).
+#include <moraine/net/config_error.hpp>
+#include <moraine/net/property_file.hpp>
+#include <moraine/net/yaml_section.hpp>
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/session/filter_set.hpp>
 
@@ -7,18 +10,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace moraine::router {
 
-/// A configuration error: the file, the key and the reason ("FILE: KEY: REASON").
-class config_error : public std::runtime_error {
-public:
-    config_error(const std::string& file, const std::string& key, const std::string& reason)
-        : std::runtime_error(file + ": " + key + ": " + reason) {}
-};
+using net::config_error;
 
 /// How createSession authenticates.
 enum class auth_mode {
@@ -28,22 +25,9 @@ enum class auth_mode {
     allow_all,  ///< explicit (YAML `auth: {mode: allow_all}` or Glacier2/NullPermissionsVerifier)
 };
 
-/// The embedded IceStorm-compatible topic service (icestorm-bridge).
-struct topics_config {
-    bool enabled = false;
-    std::string instance_name = "IceStorm";
-    std::vector<protocol::endpoint> topic_manager_endpoints;
-    std::vector<protocol::endpoint> topic_manager_published_endpoints;  ///< empty = the above
-    std::vector<protocol::endpoint> publish_endpoints;
-    std::vector<protocol::endpoint> publish_published_endpoints;        ///< empty = the above
-    std::size_t subscriber_queue_bytes = 1 << 20;  ///< per-subscriber queue bound before its QoS applies
-};
-
-/// Everything moraine-router needs to start. Immutable once loaded; shared as shared_ptr<const config>.
+/// The Glacier2 router's settings. Immutable once loaded; shared as shared_ptr<const config>.
 struct config {
-    std::string source;                   ///< file it came from, for messages
     std::string instance_name = "Glacier2";
-    unsigned threads = 0;                 ///< I/O threads (shards); 0 = one per core
 
     std::vector<protocol::endpoint> client_endpoints;            ///< required
     std::vector<protocol::endpoint> server_endpoints;            ///< empty = no callbacks
@@ -70,23 +54,18 @@ struct config {
 
     session::filter_config filters;
 
-    std::size_t message_size_max = 1024 * 1024;      ///< bytes (Ice.MessageSizeMax KiB × 1024); 0 = unlimited
-    std::size_t connection_queue_high = 256 * 1024;  ///< outbound queue bytes at which the feeder is paused
-    std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
-    std::size_t connection_queue_max = 16 << 20;     ///< a connection whose queue exceeds this is closed
-    int backend_connect_timeout_ms = 10000;
-
-    topics_config topics;
-
-    std::vector<std::string> warnings;    ///< unknown Glacier2.* keys etc., printed at start
 };
 
-/// Loads a YAML config (conf/moraine.yaml documents every key). @throws config_error.
-config load_yaml_config(const std::filesystem::path& path);
+/** Reads the router's keys from a Glacier2 3.7 property file (`Glacier2.*`, `Ice.ACM.*`) with
+    glacier2router's defaults (Buffered=1...). Unknown Glacier2.* keys, and known ones Moraine
+    does not act on, go to `warnings`. @throws config_error (missing Glacier2.Client.Endpoints,
+    bad endpoint, bad number...). */
+config read_config(const net::property_file& p, std::vector<std::string>& warnings);
 
-/// Loads a Glacier2 3.7 property file (`key=value`, `#` comments; `Glacier2.*`, `Ice.MessageSizeMax`,
-/// `Ice.ACM.*`, `IceStorm.*`) with glacier2router's defaults (Buffered=1...). Unknown Glacier2.* keys
-/// go to `warnings`. @throws config_error (missing Glacier2.Client.Endpoints, bad endpoint, bad number...).
-config load_ice_config(const std::filesystem::path& path);
+/** Reads the router's keys from the top level of Moraine's YAML (instance_name,
+    return_client_proxy, add_connection_context, session, client, server, auth, filters);
+    conf/moraine.yaml documents them. Relative paths are relative to `dir`. Other sections are
+    left to their readers. @throws config_error naming the file, line and key path. */
+config read_config(net::yaml_section& root, const std::filesystem::path& dir);
 
 }  // namespace moraine::router

@@ -1,17 +1,20 @@
 #pragma once
 // A back end's connection to Glacier2.Server.Endpoints: callbacks into sessions (spec/glacier2.md §6).
 #include <moraine/protocol/request.hpp>
-#include <moraine/router/ice_connection.hpp>
+#include <moraine/net/callback_route.hpp>
+#include <moraine/net/ice_connection.hpp>
 
 #include <memory>
 
 namespace moraine::router {
 
+class session_shard;
+
 /// Accepted on a server endpoint. A request whose identity category is a session's category
 /// goes to that session's client connection, on whichever shard owns it; the reply comes back here.
-class server_connection final : public ice_connection {
+class server_connection final : public net::ice_connection {
 public:
-    server_connection(shard& home, tcp::socket socket);
+    server_connection(session_shard& local, net::tcp::socket socket);
     ~server_connection() override;
 
     /// Sends validate connection and starts the loops.
@@ -21,12 +24,13 @@ private:
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
     void route(const protocol::request_view& r);
+
+    session_shard& local_;
 };
 
 /** On the shard owning `category`: hands a callback to the session's client connection, or
     answers ObjectNotExist along `route` when no such session exists (any more). */
-struct callback_route;
-void deliver_callback(shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
-                      callback_route route);
+void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
+                      net::callback_route route);
 
 }  // namespace moraine::router

@@ -3,7 +3,7 @@
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
-#include <moraine/router/callback_route.hpp>
+#include <moraine/net/callback_route.hpp>
 #include <moraine/router/config.hpp>
 
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace moraine::router {
 
-class shard;
+class session_shard;
 
 /** The category of a session's control objects: `<InstanceName>.SessionControl`, with suffixes
     `.categories`, `.adapterIds`, `.identities` for its filter sets. The identity name is the
@@ -30,6 +30,7 @@ protocol::proxy session_control_proxy(const config& cfg, const std::string& sess
     SessionControl: categories, adapterIds, identities, getSessionTimeout, destroy.
     StringSet / IdentitySet: add, remove, get (edit the session's filters).
     An unknown session gets ObjectNotExistException. */
-void dispatch_session_control(shard& owner, protocol::byte_buffer message, bool twoway, callback_route route);
+void dispatch_session_control(session_shard& owner, protocol::byte_buffer message, bool twoway,
+                              net::callback_route route);
 
 }  // namespace moraine::router

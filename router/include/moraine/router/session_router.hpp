@@ -1,0 +1,52 @@
+#pragma once
+// The Glacier2 router as a service on the runtime's shards.
+#include <moraine/net/session_directory.hpp>
+#include <moraine/net/shard_set.hpp>
+#include <moraine/router/config.hpp>
+#include <moraine/router/session_shard.hpp>
+#include <moraine/session/crypt_password_file.hpp>
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace moraine::router {
+
+/** Glacier2::Router on every shard: listens on the client and server endpoints, keeps each
+    shard's sessions (session_shard), and offers them to services beside it as a
+    net::session_directory. */
+class session_router final : public net::session_directory {
+public:
+    /// @throws std::runtime_error if the crypt password file cannot be read.
+    session_router(net::shard_set& shards, std::shared_ptr<const config> cfg);
+    ~session_router() override;
+
+    /// Binds the client and server endpoints on every shard and starts each shard's idle sweep.
+    /// Call before shards.start(). @throws boost::system::system_error if an endpoint cannot be bound.
+    void start();
+
+    net::shard_set& shards() noexcept { return shards_; }
+    const config& cfg() const noexcept { return *cfg_; }
+    /// Shard `i`'s sessions: use only on that shard's thread.
+    session_shard& local(unsigned i) noexcept { return *locals_[i]; }
+    /// The crypt password file, if auth_mode::crypt_file.
+    const session::crypt_password_file* passwords() const noexcept { return passwords_.get(); }
+    /// The server endpoints as bound (real ports), or as published when configured.
+    const std::vector<protocol::endpoint>& server_endpoints() const noexcept { return server_endpoints_; }
+
+    /// The shard that owns the session with this category (see session_shard::new_category).
+    unsigned owner_of(std::string_view category) const noexcept override;
+    bool hosts(const protocol::proxy& p) const override;
+    bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
+    net::session_delivery deliver(net::shard& sh, std::string_view category, net::outbound_frame f, bool twoway,
+                                  std::size_t queue_limit) override;
+
+private:
+    net::shard_set& shards_;
+    std::shared_ptr<const config> cfg_;
+    std::vector<std::unique_ptr<session_shard>> locals_;
+    std::unique_ptr<session::crypt_password_file> passwords_;
+    std::vector<protocol::endpoint> server_endpoints_;
+};
+
+}  // namespace moraine::router

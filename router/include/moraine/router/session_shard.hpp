@@ -1,0 +1,75 @@
+#pragma once
+// The Glacier2 router's state on one shard: its client connections and their sessions.
+#include <moraine/net/asio.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/router/config.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace moraine::router {
+
+class client_connection;
+class session_router;
+
+/// Hash for string keys that also accepts string_view, so lookups on the per-event path
+/// (a session by its category) allocate nothing.
+struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+/// Router counters kept per shard; read off-thread only as approximate figures.
+struct router_metrics {
+    unsigned long sessions_created = 0;
+    unsigned long sessions_destroyed = 0;
+    unsigned long requests_forwarded = 0;
+    unsigned long replies_forwarded = 0;
+    unsigned long callbacks_forwarded = 0;
+};
+
+/// The sessions and client connections one shard owns; touched only on that shard's thread.
+class session_shard {
+public:
+    session_shard(session_router& router, net::shard& io);
+    session_shard(const session_shard&) = delete;
+    session_shard& operator=(const session_shard&) = delete;
+
+    net::shard& io() noexcept { return io_; }
+    session_router& router() noexcept { return router_; }
+    const config& cfg() const noexcept;
+    router_metrics& metrics() noexcept { return metrics_; }
+
+    /// A new session category: 20 random printable characters (33..126) whose first character
+    /// names this shard, so a callback landing on another shard finds its owner without a shared table.
+    /// @throws std::runtime_error if the random generator fails.
+    std::string new_category();
+
+    /// Sessions on this shard by category. The connection erases itself when it closes.
+    void add_session(const std::string& category, client_connection* c);
+    void remove_session(const std::string& category) noexcept;
+    client_connection* find_session(std::string_view category) const noexcept;
+    std::size_t session_count() const noexcept { return sessions_.size(); }
+
+    /// Every open client connection, for the idle sweep (ACM close on idle, spec/glacier2.md §4).
+    void add_client(client_connection* c) { clients_.insert(c); }
+    void remove_client(client_connection* c) noexcept { clients_.erase(c); }
+
+    /// Starts the idle sweep and closes the clients when the shard stops. Call before the shard runs.
+    void start();
+
+private:
+    net::asio::awaitable<void> idle_sweep();
+    void close_clients(std::string_view why);
+
+    session_router& router_;
+    net::shard& io_;
+    std::unordered_map<std::string, client_connection*, string_hash, std::equal_to<>> sessions_;
+    std::unordered_set<client_connection*> clients_;
+    router_metrics metrics_;
+};
+
+}  // namespace moraine::router

@@ -1,0 +1,89 @@
+#pragma once
+// An outgoing connection from the router to a back end (or verifier, session manager).
+#include <moraine/protocol/endpoint.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/net/ice_connection.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace moraine::net {
+
+class shard;
+
+/// Completion of a router-originated twoway call: `reply` is set on a reply; otherwise
+/// `failure` says why the call failed (connection refused, lost...).
+using reply_handler = std::function<void(const protocol::reply_view* reply, std::string_view failure)>;
+
+/// One TCP connection to one back-end endpoint, shared by the sessions of its shard. Connects
+/// lazily; frames queued while connecting go out once the back end's validate connection arrives.
+/// Replies return through its own read loop, so a slow back end never holds up other clients.
+class backend_connection final : public ice_connection {
+public:
+    backend_connection(shard& home, protocol::endpoint ep, std::string key);
+    ~backend_connection() override;
+
+    /// Spawns connect + read/write loops.
+    void start();
+
+    /** Forwards a client's request with a fresh request id of this connection (oneway: id 0).
+        The context is copied when `keep_context`, else sent empty (Glacier2.Client.ForwardContext).
+        For a twoway, the reply goes to `client->relay_reply` under `client_request_id`.
+        @return above_high when the caller should pause reading its client until resume_reads(). */
+    enqueue_result forward(const protocol::request_view& r, bool keep_context, bool twoway,
+                           const std::shared_ptr<ice_connection>& client, std::int32_t client_request_id,
+                           std::uint8_t compression);
+
+    /// Sends a router-originated twoway request: `message` is a whole request message whose
+    /// request id (offset 14) this connection fills in. `done` runs on this shard.
+    void invoke(protocol::byte_buffer message, reply_handler done) { send(outbound_frame{std::move(message), {}}, std::move(done)); }
+
+    /** Sends a request frame built by the router (e.g. a topic event): twoway when `done` is set
+        (this connection writes the request id at offset 14 of `f.head`; `done` runs on this shard),
+        else oneway (id 0 as built). A closed connection fails `done` at once.
+        @return the queue's state, for a caller applying its own slow-consumer policy. */
+    enqueue_result send(outbound_frame f, reply_handler done);
+
+    /// Registers a connection to wake (on_backend_drained) when this connection's queue falls below its low watermark.
+    void add_paused_feeder(std::weak_ptr<ice_connection> c) { paused_feeders_.push_back(std::move(c)); }
+
+    const std::string& key() const noexcept { return key_; }
+
+private:
+    struct pending {
+        std::weak_ptr<ice_connection> client;  // forwarded request: relay to this client
+        std::int32_t client_request_id = 0;
+        std::uint8_t compression = 0;
+        reply_handler done;                       // router-originated call
+    };
+
+    asio::awaitable<void> connect();
+    bool on_frame(const protocol::frame_view& frame) override;
+    void on_closed(std::string_view why) override;
+    bool reads_paused() const noexcept override { return false; }  // replies must always flow
+    void on_drained() override;
+    void on_reply(const protocol::reply_view& r);
+    std::int32_t next_request_id() noexcept;
+    void fail_pending(std::string_view why);
+
+    protocol::endpoint endpoint_;
+    std::string key_;
+    std::unordered_map<std::int32_t, pending> pending_;
+    std::vector<std::weak_ptr<ice_connection>> paused_feeders_;
+    std::int32_t next_id_ = 1;
+    asio::steady_timer deadline_;  // connect + validation must finish before it expires
+    bool validated_ = false;
+    std::string failure_;  // why the connection failed, for pending requests
+};
+
+/// The failure text Glacier2 sends (UnknownLocalException) when a back end refuses the connection.
+inline constexpr std::string_view connection_refused_text =
+    "src/Ice/Network.cpp:2714: ::Ice::ConnectionRefusedException:\nconnection refused: Connection refused";
+
+}  // namespace moraine::net

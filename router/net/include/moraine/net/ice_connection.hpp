@@ -1,0 +1,116 @@
+#pragma once
+// What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
+#include <moraine/protocol/frame_parser.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/net/asio.hpp>
+#include <moraine/net/write_queue.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace moraine::net {
+
+class shard;
+
+/// Base of client, server-endpoint and back-end connections (style.md §3-6). Owned by
+/// shared_ptr: the read and write coroutines each hold one. close() is the only exit.
+/// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
+/// whole message before the next co_await; only a partial message is kept per connection.
+class ice_connection : public std::enable_shared_from_this<ice_connection> {
+public:
+    virtual ~ice_connection();
+    ice_connection(const ice_connection&) = delete;
+    ice_connection& operator=(const ice_connection&) = delete;
+
+    /// Queues a whole message. Never blocks. Past the hard limit the connection is closed
+    /// (slow consumer) and over_limit returned.
+    enqueue_result enqueue(outbound_frame f);
+    enqueue_result enqueue(protocol::byte_buffer bytes) { return enqueue(outbound_frame{std::move(bytes), {}}); }
+
+    /// Forceful close: no close-connection message (Ice's answer to protocol errors and
+    /// Glacier2's to policy violations). Idempotent; runs on_closed once.
+    void close(std::string_view why);
+    bool closed() const noexcept { return closed_; }
+
+    /// Wakes a read loop paused by reads_paused().
+    void resume_reads() noexcept { resume_.cancel(); }
+
+    /** A back end answered a request this connection had forwarded (backend_connection::forward):
+        relay `r` under this connection's own `request_id`. `compression` is the original
+        request's compression byte. The default drops it (a connection that forwards nothing). */
+    virtual void relay_reply(std::int32_t request_id, const protocol::reply_view& r, std::uint8_t compression);
+    /// A back-end queue this connection fed, and paused reading for, drained or closed.
+    virtual void on_backend_drained() { resume_reads(); }
+
+    shard& home() noexcept { return home_; }
+    std::chrono::steady_clock::time_point last_activity() const noexcept { return last_activity_; }
+    /// Bytes waiting in the outbound queue.
+    std::size_t queued_bytes() const noexcept { return out_.bytes(); }
+
+protected:
+    ice_connection(shard& home, tcp::socket socket);
+
+    /// Spawns the read and write loops.
+    void start_loops();
+    /// For an accepted connection: sends validate connection (the accepting side speaks first,
+    /// spec/ice-wire.md §3), then starts the loops.
+    void start_accepted();
+
+    /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
+        (batched requests have request id 0, spec/ice-wire.md §5). Malformed input closes the
+        connection. @return false if the connection closed or `fn` returned false. */
+    template <class Fn>
+    bool for_each_request(const protocol::frame_view& frame, Fn&& fn) {
+        if (frame.header.type == protocol::message_type::request) {
+            auto r = protocol::decode_request(frame.body());
+            if (!r) return reject("malformed request", r.error());
+            return fn(*r) && !closed_;
+        }
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            if (!fn(*r) || closed_) return false;
+        }
+        return !batch.error() || reject("malformed batch request", batch.error());
+    }
+    /// Handles one whole message (a loan valid during the call). @return false to stop reading.
+    virtual bool on_frame(const protocol::frame_view& frame) = 0;
+    /// Runs once, from close().
+    virtual void on_closed(std::string_view why) = 0;
+    /// Polled before each read: true stops reading until resume_reads().
+    virtual bool reads_paused() const noexcept { return out_.above_high(); }
+    /// The queue fell below its low watermark after having been above the high one.
+    virtual void on_drained() { resume_reads(); }
+    /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
+    bool dispatch_frame(const protocol::frame_view& frame);
+    /// Closes for bad input from the peer, counted as a protocol error. @return false.
+    bool reject(std::string_view what, const boost::system::error_code& ec);
+
+    shard& home_;
+    tcp::socket socket_;
+    write_queue out_;
+    bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
+    void wake_writer() noexcept { wakeup_.cancel(); }
+
+private:
+    asio::awaitable<void> read_loop();
+    asio::awaitable<void> write_loop();
+    bool on_bytes(protocol::byte_view data);
+    /// Writes `f` at once if nothing is queued. @return true if it was written in full (or the
+    /// connection closed); false to queue `f` (possibly trimmed after a partial write).
+    bool write_now(outbound_frame& f);
+    bool parse_all(protocol::byte_view data, std::size_t& consumed);
+
+    protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
+    asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
+    std::chrono::steady_clock::time_point last_activity_;
+    bool closed_ = false;
+    bool direct_writes_ = false;  // the socket is non-blocking: enqueue may write at once
+};
+
+}  // namespace moraine::net

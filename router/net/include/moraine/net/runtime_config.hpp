@@ -1,0 +1,18 @@
+#pragma once
+// What the runtime itself needs to know: threads, message and queue limits, back-end connects.
+#include <cstddef>
+
+namespace moraine::net {
+
+/// Settings of the per-core runtime, shared by every service on it (router, topics). Read by
+/// read_runtime_properties / read_runtime_yaml; immutable once the shards start.
+struct runtime_config {
+    unsigned threads = 0;                            ///< I/O threads (shards); 0 = one per core
+    std::size_t message_size_max = 1024 * 1024;      ///< bytes (Ice.MessageSizeMax KiB × 1024); 0 = unlimited
+    std::size_t connection_queue_high = 256 * 1024;  ///< outbound queue bytes at which the feeder is paused
+    std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
+    std::size_t connection_queue_max = 16 << 20;     ///< a connection whose queue exceeds this is closed
+    int backend_connect_timeout_ms = 10000;          ///< connect + validate deadline for outgoing connections
+};
+
+}  // namespace moraine::net

@@ -1,0 +1,57 @@
+#pragma once
+// All shards, their threads, and the messages between them (style.md §7).
+#include <moraine/net/asio.hpp>
+#include <moraine/net/listener.hpp>
+#include <moraine/net/runtime_config.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/protocol/endpoint.hpp>
+
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace moraine::net {
+
+/// Owns the shards, their threads and a small pool for blocking work (crypt(3)).
+class shard_set {
+public:
+    /// @param cfg the runtime settings; cfg->threads shards (0 = one per core).
+    explicit shard_set(std::shared_ptr<const runtime_config> cfg);
+    ~shard_set();
+
+    std::size_t size() const noexcept { return shards_.size(); }
+    shard& at(unsigned i) noexcept { return *shards_[i]; }
+    const runtime_config& cfg() const noexcept { return *cfg_; }
+
+    /// Runs `fn(shard&)` on shard `to`'s thread. `fn` must own everything it captures: values,
+    /// or shared immutable data, never references into the sender's shard.
+    template <class Fn>
+    void invoke_on(unsigned to, Fn fn) {
+        shard& target = *shards_[to];
+        asio::post(target.io(), [&target, fn = std::move(fn)]() mutable { fn(target); });
+    }
+
+    /// Pool for blocking calls (crypt(3) password checks), so I/O threads never block.
+    asio::thread_pool& blocking_pool() noexcept { return blocking_; }
+
+    /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted socket goes to `on_accept` on
+    /// the accepting shard. Port 0 is chosen by shard 0 and reused by the others. Call before start().
+    /// @return the endpoints as bound (real ports). @throws boost::system::system_error.
+    std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept);
+
+    /// Starts the shard threads.
+    void start();
+    /// Stops every shard and joins the threads. Idempotent; callable from any thread.
+    void stop();
+    /// Blocks until every shard thread has ended.
+    void join();
+
+private:
+    std::shared_ptr<const runtime_config> cfg_;
+    std::vector<std::unique_ptr<shard>> shards_;
+    std::vector<std::thread> threads_;
+    asio::thread_pool blocking_{2};
+};
+
+}  // namespace moraine::net

@@ -1,0 +1,60 @@
+#pragma once
+// A connection's outbound queue, bounded in bytes with high/low watermarks (style.md §6).
+#include <moraine/protocol/bytes.hpp>
+#include <moraine/net/asio.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace moraine::net {
+
+/// One message to send: an owned `head` rewritten per hop (header, request id, ...) and an
+/// optional immutable `tail` shared by many frames (one event body for every subscriber).
+struct outbound_frame {
+    protocol::byte_buffer head;
+    std::shared_ptr<const protocol::byte_buffer> tail;
+    std::size_t size() const noexcept { return head.size() + (tail ? tail->size() : 0); }
+};
+
+/// What enqueueing did.
+enum class enqueue_result {
+    queued,      ///< below the high watermark
+    above_high,  ///< queued, and the queue is at or above its high watermark: pause the feeder
+    over_limit,  ///< not queued: the queue would exceed its hard limit (slow consumer)
+};
+
+/// FIFO of frames with byte accounting. Shard-local, not thread-safe.
+class write_queue {
+public:
+    /// @param high bytes at which enqueue reports above_high; @param low bytes below which
+    /// consume reports it fell back; @param max hard bound in bytes (0 = none).
+    write_queue(std::size_t high, std::size_t low, std::size_t max) noexcept
+        : high_(high), low_(low), max_(max) {}
+
+    /// Appends `f` unless that would pass the hard limit.
+    enqueue_result push(outbound_frame f);
+
+    /// Fills `out` with buffers for up to `max_frames` frames from the front (one writev) and
+    /// remembers how many frames that was, for consume_gathered.
+    void gather(std::vector<asio::const_buffer>& out, std::size_t max_frames);
+
+    /// Drops the frames last gathered (they were written in full).
+    /// @return true if the queue was above its high watermark and is now below the low one.
+    bool consume_gathered();
+
+    bool empty() const noexcept { return frames_.empty(); }
+    std::size_t bytes() const noexcept { return bytes_; }
+    bool above_high() const noexcept { return above_high_; }
+    void clear() noexcept;
+
+private:
+    std::deque<outbound_frame> frames_;
+    std::size_t bytes_ = 0;
+    std::size_t gathered_ = 0;
+    bool above_high_ = false;
+    std::size_t high_, low_, max_;
+};
+
+}  // namespace moraine::net

@@ -1,0 +1,174 @@
+#include <moraine/net/backend_connection.hpp>
+
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/local_reply.hpp>
+#include <moraine/net/shard.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+namespace moraine::net {
+
+namespace {
+
+/// Glacier2 reports a lost back-end connection to the client as an UnknownLocalException with this text.
+std::string connection_lost_text(std::string_view why) {
+    return "::Ice::ConnectionLostException:\nconnection lost: " + std::string(why);
+}
+
+}  // namespace
+
+backend_connection::backend_connection(shard& home, protocol::endpoint ep, std::string key)
+    : ice_connection(home, tcp::socket(home.executor())),
+      endpoint_(std::move(ep)),
+      key_(std::move(key)),
+      deadline_(home.executor()) {
+    writes_enabled_ = false;  // until the back end's validate connection arrives
+}
+
+backend_connection::~backend_connection() = default;
+
+void backend_connection::start() {
+    asio::co_spawn(home_.executor(),
+                   [self = std::static_pointer_cast<backend_connection>(shared_from_this())] { return self->connect(); },
+                   report_bug);
+}
+
+asio::awaitable<void> backend_connection::connect() {
+    tcp::resolver resolver(home_.executor());
+    auto [rec, results] = co_await resolver.async_resolve(endpoint_.host, std::to_string(endpoint_.port),
+                                                          nothrow_awaitable);
+    if (closed()) co_return;
+    if (rec || results.empty()) {
+        close("::Ice::DNSException:\nDNS error: " + rec.message() + "\nhost: " + endpoint_.host);
+        co_return;
+    }
+    // Bound connection establishment, as Ice's connect timeout does; cancelled by close() or validation.
+    deadline_.expires_after(std::chrono::milliseconds(home_.cfg().backend_connect_timeout_ms));
+    deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        if (ec) return;
+        if (auto c = std::static_pointer_cast<backend_connection>(weak.lock()); c && !c->validated_)
+            c->close("::Ice::ConnectTimeoutException:\ntimeout while establishing a connection");
+    });
+    auto [cec, ep] = co_await asio::async_connect(socket_, results, nothrow_awaitable);
+    if (closed()) co_return;
+    if (cec) {
+        close(cec == asio::error::connection_refused ? std::string(connection_refused_text)
+                                                     : connection_lost_text(cec.message()));
+        co_return;
+    }
+    boost::system::error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    start_loops();  // the first message must be the back end's validate connection
+}
+
+bool backend_connection::on_frame(const protocol::frame_view& frame) {
+    using protocol::message_type;
+    if (!validated_) {
+        if (frame.header.type != message_type::validate_connection) {
+            close("back end did not validate the connection");
+            return false;
+        }
+        validated_ = true;
+        deadline_.cancel();
+        writes_enabled_ = true;
+        wake_writer();
+        return true;
+    }
+    switch (frame.header.type) {
+    case message_type::reply: {
+        auto r = protocol::decode_reply(frame.body());
+        if (!r) return reject("malformed reply from back end", r.error());
+        on_reply(*r);
+        return true;
+    }
+    case message_type::close_connection:
+        close("back end closed the connection");
+        return false;
+    case message_type::validate_connection:
+        return true;  // heartbeat
+    case message_type::request:
+    case message_type::batch_request:
+        // Nothing is served on outgoing back-end connections; callbacks use the server endpoints.
+        return true;
+    }
+    return true;
+}
+
+void backend_connection::on_reply(const protocol::reply_view& r) {
+    auto it = pending_.find(r.request_id);
+    if (it == pending_.end()) return;  // unknown request id: ignored, as Ice does
+    pending p = std::move(it->second);
+    pending_.erase(it);
+    if (p.done) {
+        p.done(&r, {});
+        return;
+    }
+    if (auto c = p.client.lock()) c->relay_reply(p.client_request_id, r, p.compression);
+}
+
+std::int32_t backend_connection::next_request_id() noexcept {
+    for (;;) {
+        const std::int32_t id = next_id_;
+        next_id_ = next_id_ == INT32_MAX ? 1 : next_id_ + 1;
+        if (!pending_.contains(id)) return id;
+    }
+}
+
+enqueue_result backend_connection::forward(const protocol::request_view& r, bool keep_context, bool twoway,
+                                           const std::shared_ptr<ice_connection>& client,
+                                           std::int32_t client_request_id, std::uint8_t compression) {
+    if (closed()) {
+        if (twoway && client) client->enqueue(reply_unknown_local(client_request_id, failure_));
+        return enqueue_result::queued;
+    }
+    const std::int32_t id = twoway ? next_request_id() : 0;
+    protocol::byte_buffer message;
+    protocol::write_request_message(message, id, r, keep_context);
+    if (twoway) pending_.emplace(id, pending{client, client_request_id, compression, {}});
+    return enqueue(std::move(message));
+}
+
+enqueue_result backend_connection::send(outbound_frame f, reply_handler done) {
+    if (closed()) {
+        if (done) done(nullptr, failure_);
+        return enqueue_result::over_limit;
+    }
+    if (done) {
+        const std::int32_t id = next_request_id();
+        std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+        pending_.emplace(id, pending{{}, 0, 0, std::move(done)});
+    }
+    return enqueue(std::move(f));
+}
+
+void backend_connection::on_drained() {
+    for (auto& weak : paused_feeders_)
+        if (auto c = weak.lock()) c->on_backend_drained();
+    paused_feeders_.clear();
+}
+
+void backend_connection::fail_pending(std::string_view why) {
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& [id, p] : pending) {
+        if (p.done) {
+            p.done(nullptr, why);
+            continue;
+        }
+        if (auto c = p.client.lock()) c->enqueue(reply_unknown_local(p.client_request_id, why));
+    }
+}
+
+void backend_connection::on_closed(std::string_view why) {
+    spdlog::debug("back-end connection {} closed: {}", key_, why);
+    deadline_.cancel();
+    failure_ = validated_ ? connection_lost_text(why) : std::string(why);
+    home_.backends().remove(key_, this);
+    fail_pending(failure_);
+    on_drained();  // paused clients must not wait for a queue that will never drain
+}
+
+}  // namespace moraine::net

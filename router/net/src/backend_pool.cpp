@@ -1,0 +1,89 @@
+#include <moraine/net/backend_pool.hpp>
+
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/net/shard.hpp>
+
+namespace moraine::net {
+
+namespace {
+
+/// The first endpoint this router can reach. Only tcp is spoken to back ends so far.
+const protocol::endpoint* usable_endpoint(const protocol::proxy& p) {
+    for (const auto& e : p.endpoints)
+        if (e.is_tcp()) return &e;
+    return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure) {
+    const auto* ep = usable_endpoint(p);
+    if (!ep) {
+        failure = "::Ice::NoEndpointException:\nno suitable endpoint available for proxy `" +
+                  protocol::proxy_to_string(p) + "'";
+        return nullptr;
+    }
+    std::string key = ep->host + ":" + std::to_string(ep->port);
+    auto it = connections_.find(key);
+    if (it != connections_.end()) return it->second;
+    auto c = std::make_shared<backend_connection>(home_, *ep, key);
+    connections_.emplace(std::move(key), c);
+    c->start();
+    return c;
+}
+
+void backend_pool::remove(const std::string& key, const backend_connection* c) noexcept {
+    auto it = connections_.find(key);
+    if (it != connections_.end() && it->second.get() == c) connections_.erase(it);
+}
+
+void backend_pool::close_all() {
+    auto all = std::move(connections_);
+    connections_.clear();
+    for (auto& [key, c] : all) c->close("router shutting down");
+}
+
+void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
+            protocol::byte_view params, reply_handler done) {
+    std::string failure;
+    auto backend = home.backends().get(target, failure);
+    if (!backend) {
+        done(nullptr, failure);
+        return;
+    }
+    protocol::output_stream os;
+    os.start_message(protocol::message_type::request);
+    os.write_int(0);  // request id: set by the connection
+    os.write_identity(target.id.view());
+    os.write_facet(target.facet);
+    os.write_string(operation);
+    os.write_byte(mode);
+    os.write_size(0);  // empty context
+    os.write_bytes(params);
+    os.end_message();
+    backend->invoke(os.take(), std::move(done));
+}
+
+void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation) {
+    protocol::output_stream none;
+    none.write_empty_encapsulation(protocol::encoding_1_1);
+    invoke(home, target, operation, 0, none.view(), [](auto*, std::string_view) {});
+}
+
+std::optional<protocol::input_stream> results_of(const protocol::reply_view& r) {
+    protocol::input_stream outer(r.payload);
+    const auto encaps = outer.read_encapsulation();
+    if (!outer.ok()) return std::nullopt;
+    return protocol::input_stream(encaps.payload(), encaps.encoding);
+}
+
+std::optional<protocol::proxy> proxy_result(const protocol::reply_view* r) {
+    if (!r || r->status != protocol::reply_status::ok) return std::nullopt;
+    auto in = results_of(*r);
+    if (!in) return std::nullopt;
+    auto proxy = protocol::read_proxy(*in);
+    if (!in->ok()) return std::nullopt;
+    return proxy;
+}
+
+}  // namespace moraine::net

@@ -1,0 +1,53 @@
+// Value parsers shared by every configuration reader (see config_values.hpp).
+#include <moraine/net/config_values.hpp>
+
+#include <cctype>
+
+namespace moraine::net {
+
+std::string where(const std::string& file, std::size_t line) {
+    return line == 0 ? file : file + ":" + std::to_string(line);
+}
+
+std::vector<protocol::endpoint> parse_endpoints(std::string_view value, const std::string& at, const std::string& key) {
+    bool blank = true;
+    for (char c : value) blank = blank && std::isspace(static_cast<unsigned char>(c));
+    if (blank) return {};
+    auto endpoints = protocol::endpoints_from_string(value);
+    if (!endpoints || endpoints->empty())
+        throw config_error(at, key, "not a valid Ice endpoint list: '" + std::string(value) + "'");
+    return *endpoints;
+}
+
+protocol::proxy parse_proxy(std::string_view value, const std::string& at, const std::string& key) {
+    auto p = protocol::proxy_from_string(value);
+    if (!p || p->is_nil()) throw config_error(at, key, "not a valid proxy: '" + std::string(value) + "'");
+    return *p;
+}
+
+std::vector<std::string> split_words(std::string_view value, const std::string& at, const std::string& key) {
+    std::vector<std::string> words;
+    std::size_t i = 0;
+    while (i < value.size()) {
+        if (std::isspace(static_cast<unsigned char>(value[i]))) {
+            ++i;
+            continue;
+        }
+        std::string word;
+        while (i < value.size() && !std::isspace(static_cast<unsigned char>(value[i]))) {
+            char c = value[i++];
+            if (c != '"' && c != '\'') {
+                word += c;
+                continue;
+            }
+            std::size_t close = value.find(c, i);
+            if (close == std::string_view::npos) throw config_error(at, key, std::string("unmatched ") + c);
+            word.append(value.substr(i, close - i));
+            i = close + 1;
+        }
+        words.push_back(std::move(word));
+    }
+    return words;
+}
+
+}  // namespace moraine::net

@@ -1,0 +1,188 @@
+#include <moraine/net/ice_connection.hpp>
+
+#include <moraine/protocol/compression.hpp>
+#include <moraine/protocol/error.hpp>
+#include <moraine/net/shard.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+namespace moraine::net {
+
+namespace {
+// Frames per writev: enough to amortise the syscall, well under IOV_MAX (1024), counting that a
+// frame can take two iovecs.
+constexpr std::size_t max_frames_per_write = 256;
+
+protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
+}  // namespace
+
+ice_connection::ice_connection(shard& home, tcp::socket socket)
+    : home_(home),
+      socket_(std::move(socket)),
+      out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
+      wakeup_(home.executor(), std::chrono::steady_clock::time_point::max()),
+      resume_(home.executor(), std::chrono::steady_clock::time_point::max()),
+      last_activity_(std::chrono::steady_clock::now()) {}
+
+ice_connection::~ice_connection() = default;
+
+void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
+
+void ice_connection::start_loops() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    direct_writes_ = !ec;
+    auto ex = home_.executor();
+    // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
+    asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
+    asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
+}
+
+bool ice_connection::write_now(outbound_frame& f) {
+    // Nothing queued means no write in flight (frames stay queued until written), so writing
+    // here keeps order; it saves the writer's wake-up on the common one-message path.
+    if (!direct_writes_ || !writes_enabled_ || !out_.empty()) return false;
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(f.head),
+                                           f.tail ? asio::buffer(*f.tail) : asio::const_buffer()};
+    boost::system::error_code ec;
+    const std::size_t n = socket_.write_some(bufs, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+    if (ec) {
+        close(ec.message());
+        return true;
+    }
+    if (n == f.size()) return true;
+    // Partial write: queue what is left (the shared tail, if reached, is copied: rare).
+    protocol::byte_buffer rest;
+    rest.reserve(f.size() - n);
+    const std::size_t from_head = std::min(n, f.head.size());
+    rest.insert(rest.end(), f.head.begin() + static_cast<std::ptrdiff_t>(from_head), f.head.end());
+    if (f.tail) rest.insert(rest.end(), f.tail->begin() + static_cast<std::ptrdiff_t>(n - from_head), f.tail->end());
+    f = outbound_frame{std::move(rest), {}};
+    return false;
+}
+
+void ice_connection::start_accepted() {
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
+    ++home_.metrics().protocol_errors;
+    close(std::string(what) + ": " + ec.message());
+    return false;
+}
+
+enqueue_result ice_connection::enqueue(outbound_frame f) {
+    if (closed_) return enqueue_result::over_limit;
+    if (write_now(f)) return enqueue_result::queued;
+    const auto r = out_.push(std::move(f));
+    if (r == enqueue_result::over_limit) {
+        ++home_.metrics().slow_consumers_closed;
+        close("slow consumer: outbound queue over its limit");
+        return r;
+    }
+    wake_writer();
+    return r;
+}
+
+void ice_connection::close(std::string_view why) {
+    if (std::exchange(closed_, true)) return;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);  // both loops wake with operation_aborted and return
+    wakeup_.cancel();
+    resume_.cancel();
+    on_closed(why);  // queued frames are freed with the connection: a pending writev may still point at them
+}
+
+asio::awaitable<void> ice_connection::read_loop() {
+    boost::system::error_code ec;
+    auto& scratch = home_.scratch();
+    while (!closed_) {
+        if (reads_paused()) {
+            co_await resume_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
+        if (closed_) co_return;
+        if (wec) {
+            close(wec.message());
+            co_return;
+        }
+        // No co_await between this read and the end of dispatch: the shared scratch is ours.
+        const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+        if (ec) {
+            close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        if (!on_bytes(protocol::byte_view(scratch.data(), n))) co_return;
+    }
+}
+
+bool ice_connection::on_bytes(protocol::byte_view data) {
+    std::size_t consumed = 0;
+    if (partial_.empty()) {
+        const bool ok = parse_all(data, consumed);
+        if (ok && consumed < data.size()) partial_.assign(data.begin() + consumed, data.end());
+        return ok;
+    }
+    partial_.insert(partial_.end(), data.begin(), data.end());
+    const bool ok = parse_all(partial_, consumed);
+    if (ok) partial_.erase(partial_.begin(), partial_.begin() + static_cast<std::ptrdiff_t>(consumed));
+    if (partial_.empty()) protocol::byte_buffer().swap(partial_);  // give a large message's memory back
+    return ok;
+}
+
+bool ice_connection::parse_all(protocol::byte_view data, std::size_t& consumed) {
+    const auto lim = limits_of(home_.cfg());
+    while (!closed_) {
+        boost::system::error_code ec;
+        auto frame = protocol::parse_frame(data.subspan(consumed), lim, ec);
+        if (ec) return reject("protocol error", ec);
+        if (!frame) return true;
+        consumed += frame->size();
+        if (!dispatch_frame(*frame)) return false;
+    }
+    return false;
+}
+
+bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
+    if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed_;
+    auto plain = protocol::decompress_message(frame, limits_of(home_.cfg()));
+    if (!plain) return reject("bad compressed message", plain.error());
+    boost::system::error_code ec;
+    auto inner = protocol::parse_frame(*plain, protocol::limits{0}, ec);
+    if (!inner || inner->size() != plain->size())
+        return reject("bad compressed message", ec ? ec : make_error_code(protocol::errc::bad_compression));
+    // The original request was compressed: keep that fact for the reply's compression.
+    inner->header.compression = protocol::compression_status::compressed;
+    return on_frame(*inner) && !closed_;
+}
+
+asio::awaitable<void> ice_connection::write_loop() {
+    auto self = shared_from_this();  // keep alive across the close() inside this loop
+    std::vector<asio::const_buffer> batch;
+    while (!closed_) {
+        if (out_.empty() || !writes_enabled_) {
+            co_await wakeup_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        out_.gather(batch, max_frames_per_write);
+        auto [ec, n] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
+        if (closed_) co_return;
+        if (ec) {
+            close(ec.message());
+            co_return;
+        }
+        if (out_.consume_gathered()) on_drained();
+    }
+}
+
+}  // namespace moraine::net

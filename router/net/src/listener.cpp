@@ -1,0 +1,74 @@
+#include <moraine/net/listener.hpp>
+
+#include <moraine/net/shard.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <sys/socket.h>
+
+namespace moraine::net {
+
+namespace {
+
+tcp::endpoint resolve_local(asio::io_context& io, const protocol::endpoint& ep) {
+    const auto port = static_cast<unsigned short>(ep.port);
+    if (ep.host.empty() || ep.host == "*" || ep.host == "0.0.0.0") return {tcp::v4(), port};
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(ep.host, ec);
+    if (!ec) return {address, port};
+    tcp::resolver resolver(io);  // start-up only: a blocking lookup is fine here
+    auto results = resolver.resolve(ep.host, std::to_string(port));
+    return results.begin()->endpoint();
+}
+
+asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, accept_handler on_accept) {
+    for (;;) {
+        auto [ec, socket] = co_await acceptor.async_accept(nothrow_awaitable);
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        if (ec) {
+            // EMFILE and friends: log, breathe, keep serving the connections we have.
+            spdlog::warn("accept failed: {}", ec.message());
+            asio::steady_timer pause(sh.executor(), std::chrono::milliseconds(50));
+            co_await pause.async_wait(nothrow_awaitable);
+            continue;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        on_accept(sh, std::move(socket));
+    }
+}
+
+}  // namespace
+
+void ensure_port_free(shard& sh, const protocol::endpoint& ep) {
+    if (ep.port == 0) return;  // the kernel picks a free port
+    // A probe without SO_REUSEPORT: if another process (say, a second router) listens there, it
+    // fails with "address in use", where the shards' SO_REUSEPORT binds would silently share
+    // the port and split the clients between the two processes.
+    tcp::acceptor probe(sh.io());
+    const auto local = resolve_local(sh.io(), ep);
+    probe.open(local.protocol());
+    probe.set_option(tcp::acceptor::reuse_address(true));
+    boost::system::error_code ec;
+    probe.bind(local, ec);
+    if (ec) throw boost::system::system_error(ec, "cannot listen on " + protocol::endpoint_to_string(ep));
+}
+
+tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
+    const auto local = resolve_local(sh.io(), ep);
+    tcp::acceptor acceptor(sh.io());
+    acceptor.open(local.protocol());
+    acceptor.set_option(tcp::acceptor::reuse_address(true));
+    const int one = 1;
+    if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+        throw boost::system::system_error(errno, boost::system::system_category(), "SO_REUSEPORT");
+    acceptor.bind(local);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+    return acceptor;
+}
+
+void start_accepting(shard& sh, tcp::acceptor acceptor, accept_handler on_accept) {
+    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(acceptor), std::move(on_accept)), report_bug);
+}
+
+}  // namespace moraine::net

@@ -1,0 +1,44 @@
+#include <moraine/net/write_queue.hpp>
+
+namespace moraine::net {
+
+enqueue_result write_queue::push(outbound_frame f) {
+    const std::size_t n = f.size();
+    if (max_ != 0 && bytes_ + n > max_) return enqueue_result::over_limit;
+    bytes_ += n;
+    frames_.push_back(std::move(f));
+    if (bytes_ >= high_) above_high_ = true;
+    return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
+}
+
+void write_queue::gather(std::vector<asio::const_buffer>& out, std::size_t max_frames) {
+    out.clear();
+    gathered_ = 0;
+    for (const auto& f : frames_) {
+        if (gathered_ == max_frames) break;
+        out.emplace_back(f.head.data(), f.head.size());
+        if (f.tail && !f.tail->empty()) out.emplace_back(f.tail->data(), f.tail->size());
+        ++gathered_;
+    }
+}
+
+bool write_queue::consume_gathered() {
+    for (; gathered_ > 0; --gathered_) {
+        bytes_ -= frames_.front().size();
+        frames_.pop_front();
+    }
+    if (above_high_ && bytes_ < low_) {
+        above_high_ = false;
+        return true;
+    }
+    return false;
+}
+
+void write_queue::clear() noexcept {
+    frames_.clear();
+    bytes_ = 0;
+    gathered_ = 0;
+    above_high_ = false;
+}
+
+}  // namespace moraine::net

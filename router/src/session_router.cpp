@@ -1,0 +1,62 @@
+#include <moraine/router/session_router.hpp>
+
+#include <moraine/router/client_connection.hpp>
+#include <moraine/router/server_connection.hpp>
+
+namespace moraine::router {
+
+namespace {
+
+bool same_address(const protocol::endpoint& a, const protocol::endpoint& b) {
+    return a.type == b.type && a.port == b.port && a.host == b.host;
+}
+
+}  // namespace
+
+session_router::session_router(net::shard_set& shards, std::shared_ptr<const config> cfg)
+    : shards_(shards), cfg_(std::move(cfg)) {
+    if (cfg_->auth == auth_mode::crypt_file)
+        passwords_ = std::make_unique<session::crypt_password_file>(
+            session::crypt_password_file::load(cfg_->crypt_passwords));
+    for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<session_shard>(*this, shards_.at(i)));
+    server_endpoints_ = cfg_->server_published_endpoints.empty() ? cfg_->server_endpoints
+                                                                 : cfg_->server_published_endpoints;
+}
+
+session_router::~session_router() = default;
+
+void session_router::start() {
+    shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+        std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
+    });
+    auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+        std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
+    });
+    if (cfg_->server_published_endpoints.empty()) server_endpoints_ = bound;
+    for (auto& l : locals_) l->start();
+}
+
+unsigned session_router::owner_of(std::string_view category) const noexcept {
+    if (category.empty()) return 0;
+    const auto c = static_cast<unsigned char>(category[0]);
+    if (c < 33 || c > 126) return 0;
+    return (c - 33u) % static_cast<unsigned>(shards_.size());
+}
+
+bool session_router::hosts(const protocol::proxy& p) const {
+    for (const auto& e : p.endpoints)
+        for (const auto& s : server_endpoints_)
+            if (same_address(e, s)) return true;
+    return false;
+}
+
+net::session_delivery session_router::deliver(net::shard& sh, std::string_view category, net::outbound_frame f,
+                                              bool twoway, std::size_t queue_limit) {
+    auto* c = local(sh.index()).find_session(category);
+    if (!c) return net::session_delivery::no_session;
+    if (c->queued_bytes() >= queue_limit) return net::session_delivery::too_slow;
+    c->deliver_event(std::move(f), twoway);
+    return net::session_delivery::queued;
+}
+
+}  // namespace moraine::router
