@@ -11,6 +11,7 @@ import os
 import signal
 import shutil
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -77,8 +78,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def endpoint(port):
-    return "tcp -h %s -p %d" % (HOST, port)
+def endpoint(port, transport="tcp"):
+    return "%s -h %s -p %d" % (transport, HOST, port)
 
 
 def write_properties(path, props):
@@ -131,11 +132,18 @@ def reply_status(msg):
 
 class RawConn:
     """A TCP connection that speaks Ice by hand. read() returns the next whole message as bytes,
-    or one of the strings 'closed', 'reset', 'timeout'."""
+    or one of the strings 'closed', 'reset', 'timeout'. With tls (an ssl.SSLContext), the
+    connection is TLS: the handshake (server name 127.0.0.1) is part of the constructor."""
 
-    def __init__(self, port, timeout=3.0):
+    def __init__(self, port, timeout=3.0, tls=None):
         self.sock = socket.create_connection((HOST, port), timeout=timeout)
         self.sock.settimeout(timeout)
+        if tls is not None:
+            try:
+                self.sock = tls.wrap_socket(self.sock, server_hostname=HOST)
+            except OSError:
+                self.close()
+                raise
         first = self.read()
         if first != VALIDATE:
             self.close()
@@ -165,7 +173,7 @@ class RawConn:
             return "closed" if rest is None else hdr + rest
         except socket.timeout:
             return "timeout"
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
             return "reset"
 
     def wait_closed(self, timeout):
@@ -176,7 +184,7 @@ class RawConn:
             data = self.sock.recv(65536)
         except socket.timeout:
             return False, "timeout"
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
             return True, "reset"
         return (True, "closed") if not data else (False, data)
 
@@ -202,6 +210,7 @@ def _die_with_parent():
 class Proc:
     def __init__(self, name, cmd, log_path):
         self.name, self.cmd, self.log_path = name, cmd, log_path
+        self.failed_start = False  # set by Env.start_ready: already reported as a failure
         self.log = open(log_path, "w")
         self.popen = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, cwd=os.path.dirname(log_path),
@@ -212,7 +221,8 @@ class Proc:
 
     def log_tail(self, lines=15):
         """The end of the process's output, prefixed for appending to a failure reason."""
-        self.log.flush()
+        if not self.log.closed:  # stop() closes it (e.g. a router that failed to start)
+            self.log.flush()
         try:
             with open(self.log_path, errors="replace") as f:
                 tail = "".join(f.readlines()[-lines:]).rstrip()
@@ -241,14 +251,16 @@ class Router:
     IceStorm.TopicManager/Publish endpoints' ports, and helpers holds the extra processes
     (glacier2 flavour: the real icebox IceStorm)."""
 
-    def __init__(self, name, proc, client_port, server_port, props, tm_port=None, pub_port=None, helpers=()):
+    def __init__(self, name, proc, client_port, server_port, props, tm_port=None, pub_port=None, helpers=(),
+                 transport="tcp"):
         self.name, self.proc, self.props = name, proc, props
         self.client_port, self.server_port = client_port, server_port
         self.tm_port, self.pub_port, self.helpers = tm_port, pub_port, list(helpers)
+        self.transport = transport  # of the client and server endpoints: "tcp" or "ssl"
 
     @property
     def proxy(self):
-        return "Glacier2/router:" + endpoint(self.client_port)
+        return "Glacier2/router:" + endpoint(self.client_port, self.transport)
 
     @property
     def topic_manager(self):
@@ -277,16 +289,17 @@ class Env:
         self.procs.append(proc)
         return proc
 
-    def wait_ready(self, proc, port, timeout=15.0, what=""):
-        """Waits until port answers with an Ice validate connection message. what, if given,
-        names the port in the failure reason (e.g. the property that configures it)."""
+    def wait_ready(self, proc, port, timeout=15.0, what="", tls=None):
+        """Waits until port answers with an Ice validate connection message (after a TLS
+        handshake with the ssl.SSLContext tls, if given). what, if given, names the port in the
+        failure reason (e.g. the property that configures it)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if not proc.alive():
                 raise Failure("%s exited with %s before listening on %d%s"
                               % (proc.name, proc.popen.returncode, port, proc.log_tail()))
             try:
-                c = RawConn(port, timeout=1.0)
+                c = RawConn(port, timeout=1.0, tls=tls)
                 c.close()
                 return
             except (OSError, Failure):
@@ -308,25 +321,31 @@ class Env:
             raise cache[label]
         return cache[label]
 
-    def start_ready(self, name, cmd, ports):
-        """Starts cmd and waits for each of ports: a port number or (port, what)."""
+    def start_ready(self, name, cmd, ports, tls=None):
+        """Starts cmd and waits for each of ports: a port number or (port, what). With tls (an
+        ssl.SSLContext), the ports are TLS ports, probed after a handshake."""
         proc = self.start(name, cmd)
         try:
             for port in ports:
                 port, what = port if isinstance(port, tuple) else (port, "")
-                self.wait_ready(proc, port, what=what)
+                self.wait_ready(proc, port, what=what, tls=tls)
         except Failure:
+            proc.failed_start = True
             proc.stop()
             raise
         return proc
 
-    def peer(self, script):
-        """Starts peers/<script>.py once; returns its port."""
+    def peer(self, script, args=(), name=None, tls=None):
+        """Starts peers/<script>.py PORT ARGS... once per name (default: script); returns its
+        port. tls: the ssl.SSLContext for the readiness probe of a peer that listens on ssl."""
+        name = name or script
+
         def starter():
             port = free_port()
-            self.start_ready(script, [PYTHON, os.path.join(PEERS, script + ".py"), str(port)], [port])
+            self.start_ready(name, [PYTHON, os.path.join(PEERS, script + ".py"), str(port)] + list(args), [port],
+                             tls=tls)
             return port
-        return self.start_once(self._peers, "peer " + script, starter)
+        return self.start_once(self._peers, "peer " + name, starter)
 
     def backend(self):
         return self.peer("backend")
@@ -336,9 +355,11 @@ class Env:
 
     # -- routers ----------------------------------------------------------------------------
 
-    def router(self, name, props, server=True, icestorm=False):
+    def router(self, name, props, server=True, icestorm=False, transport="tcp", tls=None):
         """Starts the router under test once per configuration name. props are the
-        configuration-specific properties; endpoints are added here.
+        configuration-specific properties; endpoints are added here, with transport ("tcp" or
+        "ssl": the IceSSL properties are then the caller's). tls is the ssl.SSLContext of the
+        readiness probe for ssl endpoints.
 
         icestorm=True adds IceStorm.InstanceName/TopicManager.Endpoints/Publish.Endpoints (and
         IceStorm.Transient=1) to the same property file. moraine-router serves them itself; for
@@ -351,11 +372,11 @@ class Env:
             pub_port = free_port() if icestorm else None
             all_props = {
                 "Glacier2.InstanceName": "Glacier2",
-                "Glacier2.Client.Endpoints": endpoint(client_port),
+                "Glacier2.Client.Endpoints": endpoint(client_port, transport),
                 "Glacier2.Trace.Session": "1",
             }
             if server:
-                all_props["Glacier2.Server.Endpoints"] = endpoint(server_port)
+                all_props["Glacier2.Server.Endpoints"] = endpoint(server_port, transport)
             if icestorm:
                 all_props.update({
                     "IceStorm.InstanceName": "IceStorm",
@@ -384,12 +405,12 @@ class Env:
             if icestorm and self.flavour != "glacier2":
                 ports += topic_ports
             try:
-                proc = self.start_ready("router-" + name, cmd, ports)
+                proc = self.start_ready("router-" + name, cmd, ports, tls=tls if transport == "ssl" else None)
             except Failure:
                 for helper in helpers:
                     helper.stop()
                 raise
-            return Router(name, proc, client_port, server_port, all_props, tm_port, pub_port, helpers)
+            return Router(name, proc, client_port, server_port, all_props, tm_port, pub_port, helpers, transport)
         router = self.start_once(self._routers, "router " + name, starter)
         for proc in [router.proc] + router.helpers:
             if not proc.alive():
@@ -450,12 +471,14 @@ class Env:
     def close(self, success):
         """Stops every child. Returns the moraine-router processes that did not shut down cleanly
         on SIGTERM (exit status not 0, e.g. a LeakSanitizer report, or killed after 5 s), as
-        (name, status, log tail); always empty for glacier2router, whose exit is not ours to judge."""
+        (name, status, log tail); always empty for glacier2router, whose exit is not ours to judge.
+        A router that failed to start is left out: its scenarios already failed."""
         unclean = []
         for proc in reversed(self.procs):
             was_alive = proc.alive()
             rc = proc.stop()
-            if self.flavour == "moraine" and proc.name.startswith("router-") and (rc != 0 or not was_alive):
+            if (self.flavour == "moraine" and proc.name.startswith("router-") and not proc.failed_start
+                    and (rc != 0 or not was_alive)):
                 unclean.append((proc.name, rc if was_alive else proc.popen.returncode, proc.log_tail()))
         if success and not unclean and not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)

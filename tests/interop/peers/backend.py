@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Demo back end: hosts `hello` and `allowed/hello` (for category filters) on 127.0.0.1:PORT.
 
-  backend.py PORT
+  backend.py PORT [--Ice.Config=FILE]
+
+The endpoint is tcp, or ssl when FILE sets Ice.Default.Protocol=ssl (with the IceSSL plugin's
+properties): the TLS scenarios' back end.
 """
 import sys
 import threading

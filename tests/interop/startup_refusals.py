@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""moraine-router must refuse to start on a configuration it cannot serve, and say why.
+
+  /usr/bin/python3 tests/interop/startup_refusals.py [--moraine-bin build/bin/moraine-router]
+                                                     [--timeout S] [--keep]
+
+Each case writes a configuration into a temporary directory, runs MORAINE_BIN on it and
+requires: the process exits by itself within --timeout seconds (default 5; otherwise it is
+killed, by PID, and the case fails), with an exit status above 0 (not a signal), and its stderr
+names what is wrong (the key, and the value or file where it matters). Certificates are made
+with the `openssl` command (tls_certs.py). One line per case, `PASS|FAIL name seconds reason`;
+the exit status is 1 if any case failed. The `control` case checks that the base configuration
+the other cases alter is accepted (the router is still running after 1 s; it is then stopped).
+"""
+import argparse
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import tls_certs  # noqa: E402
+
+HOST = "127.0.0.1"
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Child side of fork: get SIGTERM if this script dies without stopping the router."""
+    _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+class Cases:
+    """The configurations, written into directory d (certificates in d/tls)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.tls = tls_certs.make(os.path.join(d, "tls"))
+        hashed = tls_certs.openssl("passwd", "-6", "-salt", "moraine", "secret", cwd=d).strip()
+        self.passwords = write(os.path.join(d, "passwords"), ["alice " + hashed])
+
+    def ice(self, name, props):
+        """A Glacier2 property file: the base (tcp client endpoint, crypt passwords) plus props
+        (a value None removes the key). Returns the command-line arguments."""
+        base = {"Glacier2.InstanceName": "Glacier2",
+                "Glacier2.Client.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                "Glacier2.CryptPasswords": self.passwords}
+        base.update(props)
+        path = write(os.path.join(self.d, name + ".cfg"),
+                     ["%s=%s" % (k, v) for k, v in sorted(base.items()) if v is not None])
+        return ["--ice-config", path]
+
+    def icessl(self, **overrides):
+        """IceSSL properties of a TLS router; keyword names are the keys after `IceSSL.`."""
+        props = {"Ice.Plugin.IceSSL": "IceSSL:createIceSSL",
+                 "IceSSL.DefaultDir": self.tls,
+                 "IceSSL.CAs": "ca.pem",
+                 "IceSSL.CertFile": "server.pem",
+                 "IceSSL.KeyFile": "server_key.pem",
+                 "IceSSL.VerifyPeer": "1"}
+        props.update({"IceSSL." + k: v for k, v in overrides.items()})
+        return props
+
+    def ssl_client(self):
+        return {"Glacier2.Client.Endpoints": "ssl -h %s -p %d" % (HOST, free_port())}
+
+    def yaml(self, name, text):
+        return ["--config", write(os.path.join(self.d, name + ".yaml"), [text])]
+
+    def all(self):
+        """[(name, argv, [(description, regex that stderr must match)])]; an empty list of
+        expectations means the router must start and keep running."""
+        word = lambda w: (w, r"(?<![\w.])" + re.escape(w) + r"(?![\w])")  # noqa: E731
+        return [
+            ("control", self.ice("control", {}), []),
+            ("ssl_without_certfile",
+             self.ice("ssl-no-certfile", {**self.ssl_client(), **self.icessl(CertFile=None, KeyFile=None)}),
+             [word("IceSSL.CertFile")]),
+            ("udp_endpoint",
+             self.ice("udp", {"Glacier2.Client.Endpoints": "udp -h %s -p %d" % (HOST, free_port())}),
+             [word("udp"), word("Glacier2.Client.Endpoints")]),
+            ("ws_endpoint",
+             self.ice("ws", {"Glacier2.Client.Endpoints": "ws -h %s -p %d" % (HOST, free_port())}),
+             [word("ws")]),
+            ("missing_keyfile",
+             self.ice("missing-keyfile", {**self.ssl_client(), **self.icessl(KeyFile="no_such_key.pem")}),
+             [word("IceSSL.KeyFile"), word("no_such_key.pem")]),
+            ("yaml_ssl_without_tls",
+             self.yaml("ssl-no-tls", 'client: {endpoints: "ssl -h %s -p %d"}' % (HOST, free_port())),
+             [word("tls.cert_file")]),
+            ("wrong_key_password",
+             self.ice("wrong-password", {**self.ssl_client(),
+                                         **self.icessl(KeyFile="encrypted_key.pem", Password="wrong-password")}),
+             [word("IceSSL.Password")]),
+        ]
+
+
+def tail(text, lines=6):
+    text = text.strip()
+    return " | ".join(text.splitlines()[-lines:]) if text else "(nothing)"
+
+
+def run_case(binary, argv, expect, timeout, cwd):
+    """(ok, reason)."""
+    cmd = [binary] + argv
+    if not expect:  # control: must keep running
+        with open(os.path.join(cwd, "control.log"), "w") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
+                                    preexec_fn=_die_with_parent)
+            try:
+                rc = proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                rc = None
+            if rc is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+                return True, "still running after 1 s (stopped)"
+        with open(os.path.join(cwd, "control.log"), errors="replace") as f:
+            return False, "exited with %s within 1 s: %s" % (rc, tail(f.read()))
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                             stdin=subprocess.DEVNULL, cwd=cwd, preexec_fn=_die_with_parent)
+    except subprocess.TimeoutExpired as e:  # run() has killed it
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return False, "still running after %.0f s (killed); stderr: %s" % (timeout, tail(err))
+    if out.returncode <= 0:
+        return False, "exit status %d (%s); stderr: %s" % (
+            out.returncode, "killed by a signal" if out.returncode < 0 else "expected > 0", tail(out.stderr))
+    missing = [what for what, regex in expect if not re.search(regex, out.stderr)]
+    if missing:
+        return False, "exit %d, but stderr does not name %s; stderr: %s" % (
+            out.returncode, " and ".join(repr(m) for m in missing), tail(out.stderr))
+    return True, "exit %d: %s" % (out.returncode, tail(out.stderr, 2))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--moraine-bin", default=os.path.join(REPO, "build", "bin", "moraine-router"))
+    ap.add_argument("--timeout", type=float, default=5.0, help="seconds each refusal may take")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.moraine_bin)
+    if not os.access(binary, os.X_OK):
+        print("moraine-router not found or not executable: %s" % binary, file=sys.stderr)
+        return 2
+    d = tempfile.mkdtemp(prefix="moraine-refusals-")
+    failed = []
+    try:
+        try:
+            cases = Cases(d).all()
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+            print("FAIL setup: %s" % e, flush=True)
+            failed.append("setup")
+            cases = []
+        for name, argv, expect in cases:
+            start = time.monotonic()
+            ok, reason = run_case(binary, argv, expect, args.timeout, d)
+            print("%s %-22s %4.1fs %s" % ("PASS" if ok else "FAIL", name, time.monotonic() - start, reason),
+                  flush=True)
+            if not ok:
+                failed.append(name)
+    finally:
+        if failed or args.keep:
+            print("configurations kept in", d, file=sys.stderr)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+    print("%d cases, %d failed%s" % (len(cases) if cases else 0, len(failed),
+                                     (": " + " ".join(failed)) if failed else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
