@@ -9,7 +9,7 @@ namespace {
 /// Every endpoint Moraine will listen on must be one it serves; the error names the key.
 void require_served_endpoints(const app_config& c, bool yaml) {
     auto check = [&](const std::vector<protocol::endpoint>& eps, const char* yaml_key, const char* ice_key) {
-        net::require_served(eps, c.source, yaml ? yaml_key : ice_key);
+        net::require_served(eps, c.source, yaml ? yaml_key : ice_key, c.runtime.tls);
     };
     check(c.router.client_endpoints, "client.endpoints", "Glacier2.Client.Endpoints");
     check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints");
@@ -32,7 +32,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
                                 "server", "auth", "filters"})
             (void)root.take(key);  // the router's sections: not ours to read here
     }
-    c.runtime = net::read_runtime_config(root);
+    c.runtime = net::read_runtime_config(root, path.parent_path());
     c.topics = icestorm::read_topics_config(root);
     root.finish();
     require_served_endpoints(c, true);
@@ -44,7 +44,7 @@ app_config load_ice_config(const std::filesystem::path& path) {
     c.source = path.string();
     net::property_file p(c.source, net::read_property_file(path, c.warnings));
     c.router = router::read_config(p, c.warnings);
-    c.runtime = net::read_runtime_config(p);
+    c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm::read_topics_config(p, c.warnings);
     require_served_endpoints(c, false);
     return c;

@@ -372,7 +372,8 @@ TEST_F(config_files, ice_unsupported_settings_are_named) {
     config cfg = ice(client + "Glacier2.Client.SleepTime=100\nGlacier2.SSLSessionManager=s:tcp -p 1\n"
                               "Glacier2.Client.MessageSizeMax=64\n");
     EXPECT_TRUE(has_warning(cfg, "Glacier2.Client.SleepTime: not supported by Moraine"));
-    EXPECT_TRUE(has_warning(cfg, "Glacier2.SSLSessionManager: not supported by Moraine"));
+    EXPECT_FALSE(has_warning(cfg, "Glacier2.SSLSessionManager"));  // served since TLS landed
+    EXPECT_EQ(cfg.router.ssl_session_manager, "s:tcp -p 1");
     EXPECT_TRUE(has_warning(cfg, "Glacier2.Client.MessageSizeMax: not supported by Moraine"));
 }
 
@@ -569,7 +570,7 @@ TEST_F(config_files, yaml_relative_password_path_is_relative_to_the_yaml_file) {
 TEST_F(config_files, yaml_unknown_keys_are_errors) {
     EXPECT_EQ(yaml_error(yaml_client + "sesion:\n  timeout: 3\n"),
               yaml_file() + ":3: sesion: unknown key (expected one of: instance_name, return_client_proxy, "
-                            "add_connection_context, session, client, server, auth, filters, threads, limits, topics)");
+                            "add_connection_context, session, client, server, auth, filters, threads, limits, tls, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
                             "always_batch, acm_timeout)");
@@ -709,5 +710,59 @@ TEST_F(config_files, unserved_endpoint_types_are_refused_naming_the_key) {
                   .find("IceStorm.Publish.Endpoints: 'wss"),
               std::string::npos);
     EXPECT_NE(yaml_error("client:\n  endpoints: \"udp -h 127.0.0.1 -p 4063\"\n").find("client.endpoints: 'udp"),
+              std::string::npos);
+}
+
+// ===== TLS (IceSSL.* / tls:) ====================================================================
+
+TEST_F(config_files, ice_tls_keys) {
+    config cfg = ice(client + "Ice.Plugin.IceSSL=IceSSL:createIceSSL\nIceSSL.DefaultDir=certs\nIceSSL.CAs=ca.pem\n"
+                              "IceSSL.CertFile=server.pem\nIceSSL.KeyFile=server.key\nIceSSL.Password=pw\n"
+                              "IceSSL.VerifyPeer=1\nIceSSL.CheckCertName=1\nIceSSL.Protocols=tls1_2, tls1_3\n"
+                              "IceSSL.Ciphers=HIGH\nIceSSL.Trace.Security=1\n"
+                              "Glacier2.SSLPermissionsVerifier=Glacier2/NullSSLPermissionsVerifier\n");
+    const auto& t = cfg.runtime.tls;
+    EXPECT_TRUE(t.configured);
+    EXPECT_FALSE(t.yaml);
+    EXPECT_EQ(t.default_dir, "certs");
+    EXPECT_EQ(t.cas, "ca.pem");
+    EXPECT_EQ(t.cert_file, "server.pem");
+    EXPECT_EQ(t.key_file, "server.key");
+    EXPECT_EQ(t.password, "pw");
+    EXPECT_EQ(t.verify_peer, 1);
+    EXPECT_TRUE(t.check_cert_name);
+    EXPECT_EQ(t.protocols, (std::vector<std::string>{"tls1_2", "tls1_3"}));
+    EXPECT_EQ(t.ciphers, "HIGH");
+    EXPECT_TRUE(cfg.router.ssl_allow_all);
+    EXPECT_FALSE(ice(client).runtime.tls.configured);
+}
+
+TEST_F(config_files, ice_tls_keys_moraine_cannot_honour_stop_startup) {
+    EXPECT_NE(ice_error(client + "IceSSL.TrustOnly=CN=bob\n").find("IceSSL.TrustOnly: not supported by Moraine"),
+              std::string::npos);
+    EXPECT_NE(ice_error(client + "IceSSL.VerifyPeer=3\n").find("IceSSL.VerifyPeer: 3 is out of range"), std::string::npos);
+}
+
+TEST_F(config_files, ssl_endpoint_without_certificate_is_refused) {
+    EXPECT_NE(ice_error("Glacier2.Client.Endpoints=ssl -h 127.0.0.1 -p 4063\n")
+                  .find("IceSSL.CertFile: an ssl endpoint in Glacier2.Client.Endpoints needs a certificate"),
+              std::string::npos);
+    EXPECT_NE(yaml_error("client:\n  endpoints: \"ssl -h 127.0.0.1 -p 4063\"\n")
+                  .find("tls.cert_file: an ssl endpoint in client.endpoints needs a certificate"),
+              std::string::npos);
+    EXPECT_EQ(ice_error("Glacier2.Client.Endpoints=ssl -h 127.0.0.1 -p 4063\nIceSSL.CertFile=server.pem\n"), "no error");
+}
+
+TEST_F(config_files, yaml_tls_section_paths_are_relative_to_the_file) {
+    config cfg = yaml("client:\n  endpoints: \"ssl -p 4063\"\ntls:\n  cert_file: server.pem\n  verify_peer: 0\n"
+                      "  protocols: [tls1_3]\n  handshake_timeout_ms: 2500\n");
+    const auto& t = cfg.runtime.tls;
+    EXPECT_TRUE(t.configured);
+    EXPECT_TRUE(t.yaml);
+    EXPECT_EQ(fs::path(t.default_dir), dir_.lexically_normal() / "");
+    EXPECT_EQ(t.verify_peer, 0);
+    EXPECT_EQ(t.protocols, std::vector<std::string>{"tls1_3"});
+    EXPECT_EQ(t.handshake_timeout_ms, 2500);
+    EXPECT_NE(yaml_error("client:\n  endpoints: \"tcp -p 1\"\ntls:\n  cert: x\n").find("tls.cert: unknown key"),
               std::string::npos);
 }

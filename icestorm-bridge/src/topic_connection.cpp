@@ -7,7 +7,7 @@
 
 namespace moraine::icestorm {
 
-topic_connection::topic_connection(net::shard& home, net::tcp::socket socket, topic_service& svc,
+topic_connection::topic_connection(net::shard& home, net::transport socket, topic_service& svc,
                                    bool publish_side)
     : ice_connection(home, std::move(socket)), svc_(svc), publish_side_(publish_side) {}
 

@@ -47,10 +47,10 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
     catalog_ = std::make_unique<icestorm::catalog>(*this);
     const auto& c = cfg_;
-    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
-    auto bound_publish = shards_.listen(c.publish_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+    auto bound_publish = shards_.listen(c.publish_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
     });
     manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);

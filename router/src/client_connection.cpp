@@ -27,7 +27,7 @@ bool fwd_asks_oneway(const protocol::context_view& ctx) {
 
 }  // namespace
 
-client_connection::client_connection(session_shard& local, tcp::socket socket)
+client_connection::client_connection(session_shard& local, transport socket)
     : ice_connection(local.io(), std::move(socket)), local_(local) {}
 
 client_connection::~client_connection() = default;
@@ -36,6 +36,15 @@ void client_connection::start() {
     local_.add_client(this);
     ++home_.metrics().connections_accepted;
     start_accepted();
+}
+
+std::optional<net::ssl_info> client_connection::peer_ssl_info() {
+    if (!transport_.secure()) return std::nullopt;
+    return net::make_ssl_info(transport_.tls().native_handle(), socket_);
+}
+
+std::string client_connection::peer_subject() {
+    return transport_.secure() ? net::peer_subject(transport_.tls().native_handle()) : std::string();
 }
 
 bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }

@@ -51,4 +51,10 @@ void set_permissions_verifier(config& cfg, std::string_view value, const std::st
     cfg.permissions_verifier = std::string(value);
 }
 
+void set_ssl_permissions_verifier(config& cfg, std::string_view value, const std::string& at, const std::string& key) {
+    protocol::proxy p = parse_proxy(value, at, key);
+    cfg.ssl_permissions_verifier = std::string(value);
+    cfg.ssl_allow_all = p.id == protocol::identity{"NullSSLPermissionsVerifier", cfg.instance_name};
+}
+
 }  // namespace moraine::router::detail

@@ -35,4 +35,7 @@ std::string check_crypt_passwords(const std::filesystem::path& file, const std::
 /// is Glacier2's accept-everyone verifier (auth_mode::allow_all), anything else auth_mode::verifier.
 void set_permissions_verifier(config& cfg, std::string_view value, const std::string& at, const std::string& key);
 
+/// Sets cfg.ssl_permissions_verifier, and cfg.ssl_allow_all for `<instance_name>/NullSSLPermissionsVerifier`.
+void set_ssl_permissions_verifier(config& cfg, std::string_view value, const std::string& at, const std::string& key);
+
 }  // namespace moraine::router::detail

@@ -126,12 +126,15 @@ void read_auth(const property_file& p, config& cfg, std::vector<std::string>& wa
             detail::check_crypt_passwords(*crypt, p.at("Glacier2.CryptPasswords"), "Glacier2.CryptPasswords");
         cfg.auth = auth_mode::crypt_file;
     }
-    for (std::string_view key : {"Glacier2.SessionManager", "Glacier2.SSLPermissionsVerifier"}) {
+    for (std::string_view key : {"Glacier2.SessionManager", "Glacier2.SSLSessionManager"}) {
         const std::string* v = p.find(key);
         if (!v) continue;
         detail::parse_proxy(*v, p.at(key), std::string(key));
-        (key == "Glacier2.SessionManager" ? cfg.session_manager : cfg.ssl_permissions_verifier) = *v;
+        (key == "Glacier2.SessionManager" ? cfg.session_manager : cfg.ssl_session_manager) = *v;
     }
+    if (const std::string* v = p.find("Glacier2.SSLPermissionsVerifier"))
+        detail::set_ssl_permissions_verifier(cfg, *v, p.at("Glacier2.SSLPermissionsVerifier"),
+                                             "Glacier2.SSLPermissionsVerifier");
 }
 
 void read_filters(const property_file& p, config& cfg) {
@@ -165,8 +168,6 @@ void warn_about_keys(const property_file& p, std::vector<std::string>& warnings)
         const std::string* v = p.find(key);
         if (v && *v != "0") warn(warnings, p, key, "not supported by Moraine, ignored");
     }
-    if (p.find("Glacier2.SSLSessionManager"))
-        warn(warnings, p, "Glacier2.SSLSessionManager", "not supported by Moraine, ignored");
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
         if (p.find(key)) warn(warnings, p, key, "not supported by Moraine, ignored (Ice.MessageSizeMax applies)");
     }

@@ -41,6 +41,10 @@ void read_session(yaml_section s, config& cfg) {
         detail::parse_proxy(v->text, v->at, "session.manager");
         cfg.session_manager = v->text;
     }
+    if (auto v = s.scalar("ssl_manager", "expected a proxy string")) {
+        detail::parse_proxy(v->text, v->at, "session.ssl_manager");
+        cfg.ssl_session_manager = v->text;
+    }
     s.finish();
 }
 
@@ -61,8 +65,7 @@ void read_auth(yaml_section s, config& cfg, const std::filesystem::path& config_
     auto crypt = s.scalar("crypt_passwords", "expected a file path");
     auto verifier = s.scalar("permissions_verifier", "expected a proxy string");
     if (auto ssl = s.scalar("ssl_permissions_verifier", "expected a proxy string")) {
-        detail::parse_proxy(ssl->text, ssl->at, "auth.ssl_permissions_verifier");
-        cfg.ssl_permissions_verifier = ssl->text;
+        detail::set_ssl_permissions_verifier(cfg, ssl->text, ssl->at, "auth.ssl_permissions_verifier");
     }
     s.finish();
 

@@ -143,6 +143,14 @@ void create_session_op(const call& k) {
     create_session(k.c, k.r.request_id, k.enc(), std::string(user), std::string(password));
 }
 
+void create_secure_session_op(const call& k) {
+    if (k.c.current_session() || k.c.creating_session) {
+        k.send(reply_user_exception(k.r.request_id, k.enc(), cannot_create_session_id, "session exists", true));
+        return;
+    }
+    create_secure_session(k.c, k.r.request_id, k.enc());
+}
+
 void destroy_session_op(const call& k) {
     if (!k.c.current_session()) {
         k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
@@ -166,9 +174,7 @@ bool dispatch_router(const call& k) {
     } else if (op == "createSession") {
         create_session_op(k);
     } else if (op == "createSessionFromSecureConnection") {
-        // No TLS endpoint yet, so no connection can carry a client certificate.
-        k.send(reply_user_exception(k.r.request_id, k.enc(), permission_denied_id,
-                                    "no configured ssl permissions verifier", true));
+        create_secure_session_op(k);
     } else if (op == "refreshSession") {
         if (k.require_session()) k.ok_void();
     } else if (op == "destroySession") {

@@ -14,7 +14,7 @@ namespace moraine::router {
 
 using namespace net;
 
-server_connection::server_connection(session_shard& local, tcp::socket socket)
+server_connection::server_connection(session_shard& local, transport socket)
     : ice_connection(local.io(), std::move(socket)), local_(local) {}
 
 server_connection::~server_connection() = default;

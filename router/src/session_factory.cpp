@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <optional>
+#include <utility>
 
 namespace moraine::router {
 
@@ -28,8 +29,20 @@ struct pending_session {
     std::weak_ptr<client_connection> conn;  // locked only on the connection's shard
     std::int32_t request_id = 0;
     protocol::encoding_version enc;
-    std::string user_id;
+    std::string user_id;                // createSessionFromSecureConnection: the certificate's subject
+    std::optional<net::ssl_info> ssl;   // set for createSessionFromSecureConnection
 };
+
+/// Glacier2::SSLInfo, as SSLPermissionsVerifier::authorize and SSLSessionManager::create take it.
+void write_ssl_info(protocol::output_stream& os, const net::ssl_info& info) {
+    os.write_string(info.remote_host);
+    os.write_int(info.remote_port);
+    os.write_string(info.local_host);
+    os.write_int(info.local_port);
+    os.write_string(info.cipher);
+    os.write_size(static_cast<std::int32_t>(info.certs.size()));
+    for (const auto& pem : info.certs) os.write_string(pem);
+}
 
 /// The connection, if it is still open; a session created for a vanished client is not installed.
 std::shared_ptr<client_connection> still_open(const pending_session& p) {
@@ -66,19 +79,23 @@ void reply_created(client_connection& c, const pending_session& p) {
     c.enqueue(reply_ok(p.request_id, p.enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, returned); }));
 }
 
-/** Glacier2::SessionManager::create(userId, control): the returned Session* goes to the client.
-    The session state exists (unrouted) during the call, so the manager can set its filters
-    through the SessionControl before create returns. */
+/** Glacier2::SessionManager::create(userId, control), or SSLSessionManager::create(info, control)
+    for a secure-connection session: the returned Session* goes to the client. The session state
+    exists (unrouted) during the call, so the manager can set its filters through the
+    SessionControl before create returns. */
 void call_session_manager(client_connection& c, pending_session p) {
     auto& home = c.home();
     const auto& cfg = c.local().cfg();
-    auto manager = protocol::proxy_from_string(cfg.session_manager);
+    auto manager = protocol::proxy_from_string(p.ssl ? cfg.ssl_session_manager : cfg.session_manager);
     if (!manager) return refuse(c, p, cannot_create_session_id, "invalid session manager proxy");
     c.set_session(new_session(c, p));
     c.creating_session = true;
     protocol::output_stream params;
     const auto start = params.start_encapsulation(protocol::encoding_1_1);
-    params.write_string(p.user_id);
+    if (p.ssl)
+        write_ssl_info(params, *p.ssl);
+    else
+        params.write_string(p.user_id);
     protocol::write_proxy(params, session_control_proxy(cfg, c.session_state()->category));
     params.end_encapsulation(start);
     invoke(home, *manager, "create", 0, params.view(),
@@ -105,7 +122,8 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
     auto c = still_open(p);
     if (!c) return;
     if (!ok) return refuse(*c, p, permission_denied_id, reason);
-    if (!c->local().cfg().session_manager.empty()) return call_session_manager(*c, std::move(p));
+    const auto& cfg = c->local().cfg();
+    if (!(p.ssl ? cfg.ssl_session_manager : cfg.session_manager).empty()) return call_session_manager(*c, std::move(p));
     c->set_session(new_session(*c, p));
     reply_created(*c, p);
 }
@@ -123,6 +141,24 @@ void check_crypt_password(session_shard& local, pending_session p, std::string p
     });
 }
 
+/// The answer of PermissionsVerifier::checkPermissions or SSLPermissionsVerifier::authorize:
+/// `bool op(..., out string reason) throws PermissionDeniedException`.
+void on_verifier_answer(pending_session p, const protocol::reply_view* r, std::string_view failure) {
+    if (!r) {
+        spdlog::warn("permissions verifier unreachable: {}", failure);
+        return authenticated(std::move(p), false, "internal server error");
+    }
+    if (r->status == protocol::reply_status::ok) {
+        if (auto in = results_of(*r)) {
+            const auto reason = in->read_string();  // out-params precede the return value
+            const bool ok = in->read_bool();
+            if (in->ok()) return authenticated(std::move(p), ok, reason);
+        }
+    }
+    auto reason = exception_reason(*r, permission_denied_id);
+    authenticated(std::move(p), false, reason ? *reason : "internal server error");
+}
+
 /// Glacier2::PermissionsVerifier::checkPermissions(userId, password, out reason) -> bool.
 void check_with_verifier(session_shard& local, pending_session p, const std::string& password) {
     auto& home = local.io();
@@ -134,21 +170,19 @@ void check_with_verifier(session_shard& local, pending_session p, const std::str
     params.write_string(password);
     params.end_encapsulation(start);
     invoke(home, *verifier, "checkPermissions", 1, params.view(),
-           [p](const protocol::reply_view* r, std::string_view failure) mutable {
-               if (!r) {
-                   spdlog::warn("permissions verifier unreachable: {}", failure);
-                   return authenticated(std::move(p), false, "internal server error");
-               }
-               if (r->status == protocol::reply_status::ok) {
-                   if (auto in = results_of(*r)) {
-                       const auto reason = in->read_string();  // out-params precede the return value
-                       const bool ok = in->read_bool();
-                       if (in->ok()) return authenticated(std::move(p), ok, reason);
-                   }
-               }
-               auto reason = exception_reason(*r, permission_denied_id);
-               authenticated(std::move(p), false, reason ? *reason : "internal server error");
-           });
+           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); });
+}
+
+/// Glacier2::SSLPermissionsVerifier::authorize(SSLInfo, out reason) -> bool.
+void check_with_ssl_verifier(session_shard& local, pending_session p) {
+    auto verifier = protocol::proxy_from_string(local.cfg().ssl_permissions_verifier);
+    if (!verifier) return authenticated(std::move(p), false, "invalid ssl permissions verifier proxy");
+    protocol::output_stream params;
+    const auto start = params.start_encapsulation(protocol::encoding_1_1);
+    write_ssl_info(params, *p.ssl);
+    params.end_encapsulation(start);
+    invoke(local.io(), *verifier, "authorize", 1, params.view(),
+           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); });
 }
 
 }  // namespace
@@ -156,7 +190,7 @@ void check_with_verifier(session_shard& local, pending_session p, const std::str
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
                     std::string user_id, std::string password) {
     auto& local = c.local();
-    pending_session p{c.shared(), request_id, enc, std::move(user_id)};
+    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}};
     c.creating_session = true;
     switch (local.cfg().auth) {
     case auth_mode::allow_all:
@@ -169,6 +203,20 @@ void create_session(client_connection& c, std::int32_t request_id, protocol::enc
         break;
     }
     authenticated(std::move(p), false, "no configured permissions verifier");
+}
+
+void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc) {
+    auto& local = c.local();
+    const auto& cfg = local.cfg();
+    pending_session p{c.shared(), request_id, enc, {}, {}};
+    c.creating_session = true;
+    if (cfg.ssl_permissions_verifier.empty())
+        return authenticated(std::move(p), false, "no configured ssl permissions verifier");
+    p.ssl = c.peer_ssl_info();
+    if (!p.ssl) return authenticated(std::move(p), false, "not ssl connection");
+    p.user_id = c.peer_subject();
+    if (cfg.ssl_allow_all) return authenticated(std::move(p), true, {});
+    check_with_ssl_verifier(local, std::move(p));
 }
 
 }  // namespace moraine::router

@@ -26,10 +26,10 @@ session_router::session_router(net::shard_set& shards, std::shared_ptr<const con
 session_router::~session_router() = default;
 
 void session_router::start() {
-    shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+    shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
     });
-    auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::tcp::socket s) {
+    auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
     });
     if (cfg_->server_published_endpoints.empty()) server_endpoints_ = bound;

@@ -9,10 +9,16 @@ using namespace moraine;
 
 namespace {
 
+std::shared_ptr<const net::runtime_config> threads(unsigned n) {
+    net::runtime_config cfg;
+    cfg.threads = n;
+    return std::make_shared<const net::runtime_config>(cfg);
+}
+
 /// A router on `n` shards (not started: categories need no I/O).
 struct router_on_shards {
     explicit router_on_shards(unsigned n)
-        : shards(std::make_shared<const net::runtime_config>(net::runtime_config{.threads = n})),
+        : shards(threads(n)),
           glacier2(shards, std::make_shared<const router::config>(allow_all())) {}
 
     static router::config allow_all() {
@@ -59,7 +65,7 @@ TEST(session_shard, session_servants_are_recognised_by_the_server_endpoints) {
     EXPECT_FALSE(r.glacier2.hosts(*protocol::proxy_from_string("cb:tcp -h 127.0.0.1 -p 4064")));
     router::config cfg = router_on_shards::allow_all();
     cfg.server_published_endpoints = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 4064");
-    net::shard_set shards(std::make_shared<const net::runtime_config>(net::runtime_config{.threads = 1}));
+    net::shard_set shards(threads(1));
     router::session_router glacier2(shards, std::make_shared<const router::config>(cfg));
     EXPECT_TRUE(glacier2.hosts(*protocol::proxy_from_string("cat/cb -t:tcp -h 127.0.0.1 -p 4064")));
     EXPECT_FALSE(glacier2.hosts(*protocol::proxy_from_string("cat/cb -t:tcp -h 127.0.0.1 -p 4065")));

@@ -4,6 +4,7 @@
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -18,10 +19,19 @@ std::string connection_lost_text(std::string_view why) {
     return "::Ice::ConnectionLostException:\nconnection lost: " + std::string(why);
 }
 
+constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
+
+/// An ssl endpoint gets TLS with the client context (backend_pool only picks one when TLS is set up).
+transport transport_for(shard& home, const protocol::endpoint& ep) {
+    tcp::socket socket(home.executor());
+    if (ep.type != ssl_type) return transport(std::move(socket));
+    return transport(std::move(socket), home.set().tls(), false);
+}
+
 }  // namespace
 
 backend_connection::backend_connection(shard& home, protocol::endpoint ep, std::string key)
-    : ice_connection(home, tcp::socket(home.executor())),
+    : ice_connection(home, transport_for(home, ep)),
       endpoint_(std::move(ep)),
       key_(std::move(key)),
       deadline_(home.executor()) {
@@ -61,6 +71,14 @@ asio::awaitable<void> backend_connection::connect() {
     }
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
+    if (secure()) {  // still under deadline_: connect, handshake and validation share it
+        const auto hec = co_await client_handshake(endpoint_.host);
+        if (closed()) co_return;
+        if (hec) {
+            close("::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + hec.message());
+            co_return;
+        }
+    }
     start_loops();  // the first message must be the back end's validate connection
 }
 

@@ -2,28 +2,32 @@
 
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 
 namespace moraine::net {
 
 namespace {
 
-/// The first endpoint this router can reach. Only tcp is spoken to back ends so far.
-const protocol::endpoint* usable_endpoint(const protocol::proxy& p) {
+constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
+
+/// The first endpoint this router can reach: tcp, or ssl when TLS is configured (as an Ice
+/// communicator without the IceSSL plugin has no ssl endpoints to choose).
+const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls) {
     for (const auto& e : p.endpoints)
-        if (e.is_tcp()) return &e;
+        if (e.is_tcp() || (tls && e.type == ssl_type)) return &e;
     return nullptr;
 }
 
 }  // namespace
 
 std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure) {
-    const auto* ep = usable_endpoint(p);
+    const auto* ep = usable_endpoint(p, home_.set().tls() != nullptr);
     if (!ep) {
         failure = "::Ice::NoEndpointException:\nno suitable endpoint available for proxy `" +
                   protocol::proxy_to_string(p) + "'";
         return nullptr;
     }
-    std::string key = ep->host + ":" + std::to_string(ep->port);
+    std::string key = (ep->type == ssl_type ? "ssl:" : "") + ep->host + ":" + std::to_string(ep->port);
     auto it = connections_.find(key);
     if (it != connections_.end()) return it->second;
     auto c = std::make_shared<backend_connection>(home_, *ep, key);

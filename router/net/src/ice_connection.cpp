@@ -3,6 +3,7 @@
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/error.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/net/tls_context.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -15,13 +16,18 @@ namespace {
 // Frames per writev: enough to amortise the syscall, well under IOV_MAX (1024), counting that a
 // frame can take two iovecs.
 constexpr std::size_t max_frames_per_write = 256;
+// A TLS connection reads into its own buffer: an ssl::stream may fill the buffer before the
+// read's completion runs, so the shard's shared scratch cannot be lent to it. A TLS record
+// holds at most 16 KiB; half of that keeps idle TLS sessions small and large messages cheap.
+constexpr std::size_t tls_read_bytes = 8 * 1024;
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
 }  // namespace
 
-ice_connection::ice_connection(shard& home, tcp::socket socket)
+ice_connection::ice_connection(shard& home, transport t)
     : home_(home),
-      socket_(std::move(socket)),
+      transport_(std::move(t)),
+      socket_(transport_.socket()),
       out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
       wakeup_(home.executor(), std::chrono::steady_clock::time_point::max()),
       resume_(home.executor(), std::chrono::steady_clock::time_point::max()),
@@ -34,10 +40,13 @@ void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std:
 void ice_connection::start_loops() {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
-    direct_writes_ = !ec;
+    direct_writes_ = !ec && !transport_.secure();  // TLS writes go through the stream, never around it
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
+    if (transport_.secure())
+        asio::co_spawn(ex, [self = shared_from_this()] { return self->tls_read_loop(); }, report_bug);
+    else
+        asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
 }
 
@@ -66,9 +75,41 @@ bool ice_connection::write_now(outbound_frame& f) {
 }
 
 void ice_connection::start_accepted() {
+    if (transport_.secure()) {
+        asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_tls(); }, report_bug);
+        return;
+    }
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
     start_loops();
+}
+
+asio::awaitable<void> ice_connection::accept_tls() {
+    // The handshake runs as one more coroutine of the shard: it never blocks other connections,
+    // and a peer that stalls or sends plain bytes is closed at the deadline or on the error,
+    // before any Ice byte is sent.
+    asio::steady_timer deadline(home_.executor(),
+                                std::chrono::milliseconds(transport_.contexts()->config().handshake_timeout_ms));
+    deadline.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        if (auto c = weak.lock(); c && !ec) c->close("TLS handshake timed out");
+    });
+    auto [ec] = co_await transport_.tls().async_handshake(asio::ssl::stream_base::server, nothrow_awaitable);
+    deadline.cancel();
+    if (closed_) co_return;
+    if (ec) {
+        close("TLS handshake failed: " + ec.message());
+        co_return;
+    }
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+}
+
+asio::awaitable<boost::system::error_code> ice_connection::client_handshake(const std::string& host) {
+    auto& tls = transport_.tls();
+    if (auto ec = prepare_client(tls.native_handle(), transport_.contexts()->config(), host)) co_return ec;
+    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
+    co_return ec;
 }
 
 bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
@@ -166,6 +207,40 @@ bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
     return on_frame(*inner) && !closed_;
 }
 
+asio::awaitable<void> ice_connection::tls_read_loop() {
+    std::vector<std::byte> buffer(tls_read_bytes);
+    while (!closed_) {
+        if (reads_paused()) {
+            co_await resume_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
+        if (closed_) co_return;
+        if (ec) {
+            const bool eof = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+            close(eof ? "peer closed the connection" : ec.message());
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        if (!on_bytes(protocol::byte_view(buffer.data(), n))) co_return;
+    }
+}
+
+asio::awaitable<boost::system::error_code> ice_connection::write_batch(const std::vector<asio::const_buffer>& batch) {
+    if (!transport_.secure()) {
+        auto [ec, n] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
+        co_return ec;
+    }
+    tls_out_.clear();
+    for (const auto& b : batch) {
+        const auto* p = static_cast<const std::byte*>(b.data());
+        tls_out_.insert(tls_out_.end(), p, p + b.size());
+    }
+    auto [ec, n] = co_await asio::async_write(transport_.tls(), asio::buffer(tls_out_), nothrow_awaitable);
+    if (tls_out_.capacity() > 64 * 1024) std::vector<std::byte>().swap(tls_out_);  // give a burst back
+    co_return ec;
+}
+
 asio::awaitable<void> ice_connection::write_loop() {
     auto self = shared_from_this();  // keep alive across the close() inside this loop
     std::vector<asio::const_buffer> batch;
@@ -175,7 +250,7 @@ asio::awaitable<void> ice_connection::write_loop() {
             continue;
         }
         out_.gather(batch, max_frames_per_write);
-        auto [ec, n] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
+        const auto ec = co_await write_batch(batch);
         if (closed_) co_return;
         if (ec) {
             close(ec.message());

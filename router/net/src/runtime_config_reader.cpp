@@ -1,10 +1,109 @@
 #include <moraine/net/runtime_config_reader.hpp>
 
+#include <moraine/net/tls_context.hpp>
+
+#include <algorithm>
 #include <climits>
 
 namespace moraine::net {
 
-runtime_config read_runtime_config(const property_file& p) {
+namespace {
+
+constexpr int ssl_type = 2;  // endpoint_type::ssl
+
+// IceSSL keys that change nothing Moraine does (tracing, OpenSSL start-up, seeding): warned about.
+constexpr std::string_view ignored_iceSSL_keys[] = {"IceSSL.InitOpenSSL", "IceSSL.Random", "IceSSL.EntropyDaemon"};
+
+/// IceSSL.Protocols: a list separated by commas or blanks.
+std::vector<std::string> split_list(std::string_view s) {
+    std::vector<std::string> out;
+    std::string word;
+    for (char c : s) {
+        if (c == ',' || c == ' ' || c == '\t') {
+            if (!word.empty()) out.push_back(std::exchange(word, {}));
+        } else {
+            word += c;
+        }
+    }
+    if (!word.empty()) out.push_back(word);
+    return out;
+}
+
+bool is_tls_property(std::string_view key) {
+    return std::any_of(std::begin(tls_keys), std::end(tls_keys), [&](const tls_key& k) { return k.property == key; });
+}
+
+/// Every IceSSL.* key is either read, harmless (warned), or refused: a security setting Moraine
+/// silently ignored (TrustOnly, CertVerifier...) would weaken what the operator asked for.
+void check_iceSSL_keys(const property_file& p, std::vector<std::string>& warnings) {
+    for (const auto& [key, value] : p.all()) {
+        if (!key.starts_with("IceSSL.") || is_tls_property(key)) continue;
+        const bool harmless = key.starts_with("IceSSL.Trace.") ||
+                              std::find(std::begin(ignored_iceSSL_keys), std::end(ignored_iceSSL_keys), key) !=
+                                  std::end(ignored_iceSSL_keys);
+        if (!harmless) throw config_error(p.at(key), key, "not supported by Moraine; remove it or the router cannot honour it");
+        warnings.push_back(p.at(key) + ": " + key + ": not used by Moraine, ignored");
+    }
+}
+
+tls_config read_tls(const property_file& p, std::vector<std::string>& warnings) {
+    check_iceSSL_keys(p, warnings);
+    tls_config t;
+    t.source = p.file();
+    for (const auto& [key, value] : p.all())
+        if (key.starts_with("IceSSL.") || key == "Ice.Plugin.IceSSL" || key.starts_with("Moraine.TLS.")) t.configured = true;
+    auto text = [&](std::string_view key, std::string& out) {
+        if (const std::string* v = p.find(key)) out = *v;
+    };
+    text("IceSSL.DefaultDir", t.default_dir);
+    text("IceSSL.CAs", t.cas);
+    p.read_bool("IceSSL.UsePlatformCAs", t.use_platform_cas);
+    text("IceSSL.CertFile", t.cert_file);
+    text("IceSSL.KeyFile", t.key_file);
+    text("IceSSL.Password", t.password);
+    p.read_int("IceSSL.VerifyPeer", 0, 2, t.verify_peer);
+    p.read_int("IceSSL.VerifyDepthMax", 0, INT_MAX, t.verify_depth_max);
+    p.read_bool("IceSSL.CheckCertName", t.check_cert_name);
+    if (const std::string* v = p.find("IceSSL.Protocols")) t.protocols = split_list(*v);
+    text("IceSSL.Ciphers", t.ciphers);
+    p.read_int("Moraine.TLS.HandshakeTimeout", 1, INT_MAX, t.handshake_timeout_ms);
+    return t;
+}
+
+tls_config read_tls(yaml_section& root, const std::filesystem::path& dir) {
+    tls_config t;
+    t.source = root.file();
+    t.yaml = true;
+    t.configured = root.has("tls");
+    auto s = root.section("tls");
+    s.read("default_dir", t.default_dir);
+    s.read("cas", t.cas);
+    s.read("use_platform_cas", t.use_platform_cas);
+    s.read("cert_file", t.cert_file);
+    s.read("key_file", t.key_file);
+    s.read("password", t.password);
+    s.read_int("verify_peer", 0, 2, t.verify_peer);
+    s.read_int("verify_depth_max", 0, INT_MAX, t.verify_depth_max);
+    s.read("check_cert_name", t.check_cert_name);
+    if (auto v = s.take("protocols")) {  // [tls1_2, tls1_3] or "tls1_2, tls1_3"
+        if (!v->IsScalar() && !v->IsSequence()) s.fail(*v, "protocols", "expected a list such as [tls1_2, tls1_3]");
+        for (const auto& item : v->IsScalar() ? std::vector<YAML::Node>{*v} : std::vector<YAML::Node>(v->begin(), v->end())) {
+            if (!item.IsScalar()) s.fail(item, "protocols", "expected a list such as [tls1_2, tls1_3]");
+            for (auto& name : split_list(item.Scalar())) t.protocols.push_back(std::move(name));
+        }
+    }
+    s.read("ciphers", t.ciphers);
+    s.read_int("handshake_timeout_ms", 1, INT_MAX, t.handshake_timeout_ms);
+    s.finish();
+    // Relative paths are relative to the YAML file, like every other path in it.
+    std::filesystem::path base(t.default_dir);
+    if (base.is_relative()) t.default_dir = (dir / base).lexically_normal().string();
+    return t;
+}
+
+}  // namespace
+
+runtime_config read_runtime_config(const property_file& p, std::vector<std::string>& warnings) {
     runtime_config cfg;
     // Ice.MessageSizeMax is in KiB; Ice treats < 1, or more than fits in 2 GiB, as "no limit".
     long long kib = 1024;
@@ -12,10 +111,11 @@ runtime_config read_runtime_config(const property_file& p) {
     cfg.message_size_max = (kib < 1 || kib > INT_MAX / 1024) ? 0 : static_cast<std::size_t>(kib) * 1024;
     p.read_int("Ice.Override.ConnectTimeout", INT_MIN, INT_MAX, cfg.backend_connect_timeout_ms);
     if (cfg.backend_connect_timeout_ms <= 0) cfg.backend_connect_timeout_ms = runtime_config{}.backend_connect_timeout_ms;
+    cfg.tls = read_tls(p, warnings);
     return cfg;
 }
 
-runtime_config read_runtime_config(yaml_section& root) {
+runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir) {
     runtime_config cfg;
     root.read_int("threads", 0, 1024, cfg.threads);
     auto s = root.section("limits");
@@ -29,12 +129,18 @@ runtime_config read_runtime_config(yaml_section& root) {
         throw config_error(s.file(), "limits.connection_queue_low", "must be below limits.connection_queue_high");
     if (cfg.connection_queue_high > cfg.connection_queue_max)
         throw config_error(s.file(), "limits.connection_queue_high", "must not exceed limits.connection_queue_max");
+    cfg.tls = read_tls(root, dir);
     return cfg;
 }
 
-void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key) {
+void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key,
+                    const tls_config& tls) {
     for (const auto& e : endpoints) {
         if (e.is_tcp()) continue;
+        if (e.type == ssl_type) {
+            require_server_certificate(tls, key);
+            continue;
+        }
         const std::string text = protocol::endpoint_to_string(e);
         const std::string type = text.substr(0, text.find(' '));
         throw config_error(at, key,

@@ -1,6 +1,8 @@
 #include <moraine/net/shard_set.hpp>
 
+#include <moraine/net/config_error.hpp>
 #include <moraine/net/listener.hpp>
+#include <moraine/net/tls_context.hpp>
 
 namespace moraine::net {
 
@@ -14,6 +16,7 @@ unsigned thread_count(const runtime_config& cfg) {
 }  // namespace
 
 shard_set::shard_set(std::shared_ptr<const runtime_config> cfg) : cfg_(std::move(cfg)) {
+    if (cfg_->tls.configured) tls_ = tls_contexts::create(cfg_->tls);
     const unsigned n = thread_count(*cfg_);
     for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<shard>(*this, i, cfg_));
 }
@@ -26,12 +29,16 @@ shard_set::~shard_set() {
 
 std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
                                                   const accept_handler& on_accept) {
+    constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
     for (auto& ep : endpoints) {
+        const bool secure = ep.type == ssl_type;
+        if (secure && !tls_)
+            throw config_error(cfg_->tls.source, protocol::endpoint_to_string(ep), "an ssl endpoint needs TLS settings");
         ensure_port_free(*shards_.front(), ep);
         for (auto& sh : shards_) {
             auto acceptor = bind_listener(*sh, ep);
             ep.port = acceptor.local_endpoint().port();
-            start_accepting(*sh, std::move(acceptor), on_accept);
+            start_accepting(*sh, std::move(acceptor), secure ? tls_ : nullptr, on_accept);
         }
     }
     return endpoints;

@@ -10,7 +10,7 @@ class topic_service;
 /// connection carrying a session's requests) talking to the topic service.
 class topic_connection final : public net::ice_connection {
 public:
-    topic_connection(net::shard& home, net::tcp::socket socket, topic_service& svc, bool publish_side);
+    topic_connection(net::shard& home, net::transport socket, topic_service& svc, bool publish_side);
     ~topic_connection() override;
 
     /// Sends validate connection and starts the loops.

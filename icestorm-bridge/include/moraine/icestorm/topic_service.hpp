@@ -16,7 +16,7 @@
 namespace moraine::net {
 class shard_set;
 class shard;
-}  // namespace moraine::router
+}  // namespace moraine::net
 
 namespace moraine::icestorm {
 

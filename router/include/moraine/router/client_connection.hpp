@@ -4,11 +4,14 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
+#include <moraine/net/ssl_info.hpp>
 #include <moraine/router/session_shard.hpp>
 #include <moraine/session/session.hpp>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace moraine::router {
@@ -17,7 +20,7 @@ namespace moraine::router {
 /// routed through the session's routing table; callbacks for the session arrive via forward_callback.
 class client_connection final : public net::ice_connection {
 public:
-    client_connection(session_shard& local, net::tcp::socket socket);
+    client_connection(session_shard& local, net::transport socket);
     ~client_connection() override;
 
     /// Sends validate connection and starts the loops; registers with the shard's idle sweep.
@@ -54,6 +57,11 @@ public:
     void destroy_session();
     /// True while an asynchronous createSession runs (a second one is refused).
     bool creating_session = false;
+
+    /// Glacier2::SSLInfo of this connection; nullopt unless it is TLS.
+    std::optional<net::ssl_info> peer_ssl_info();
+    /// The subject of the client's certificate (RFC 2253), empty without one or without TLS.
+    std::string peer_subject();
 
     /// The router's state on this connection's shard.
     session_shard& local() noexcept { return local_; }

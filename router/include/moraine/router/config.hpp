@@ -50,7 +50,9 @@ struct config {
     std::string crypt_passwords;          ///< path, for auth_mode::crypt_file
     std::string permissions_verifier;     ///< proxy string, for auth_mode::verifier
     std::string session_manager;          ///< proxy string; empty = createSession returns a nil Session*
-    std::string ssl_permissions_verifier; ///< proxy string (TLS lands later)
+    std::string ssl_permissions_verifier; ///< Glacier2.SSLPermissionsVerifier proxy string; empty = createSessionFromSecureConnection refused
+    bool ssl_allow_all = false;           ///< it is `<InstanceName>/NullSSLPermissionsVerifier`: every TLS client accepted
+    std::string ssl_session_manager;      ///< Glacier2.SSLSessionManager proxy string; empty = a nil Session*
 
     session::filter_config filters;
 

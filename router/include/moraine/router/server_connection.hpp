@@ -14,7 +14,7 @@ class session_shard;
 /// goes to that session's client connection, on whichever shard owns it; the reply comes back here.
 class server_connection final : public net::ice_connection {
 public:
-    server_connection(session_shard& local, net::tcp::socket socket);
+    server_connection(session_shard& local, net::transport socket);
     ~server_connection() override;
 
     /// Sends validate connection and starts the loops.

@@ -17,4 +17,12 @@ class client_connection;
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
                     std::string user_id, std::string password);
 
+/** Glacier2::Router::createSessionFromSecureConnection(), asynchronously: refuses without a
+    Glacier2.SSLPermissionsVerifier ("no configured ssl permissions verifier") or on a connection
+    that is not TLS ("not ssl connection"); accepts with `<InstanceName>/NullSSLPermissionsVerifier`,
+    else asks the external SSLPermissionsVerifier::authorize(SSLInfo); then calls
+    Glacier2.SSLSessionManager's create(SSLInfo, control) if one is configured. The session's
+    user id is the client certificate's subject (RFC 2253). Refusals as for create_session. */
+void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc);
+
 }  // namespace moraine::router

@@ -4,6 +4,7 @@
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/transport.hpp>
 #include <moraine/net/write_queue.hpp>
 
 #include <chrono>
@@ -49,15 +50,21 @@ public:
     std::chrono::steady_clock::time_point last_activity() const noexcept { return last_activity_; }
     /// Bytes waiting in the outbound queue.
     std::size_t queued_bytes() const noexcept { return out_.bytes(); }
+    /// True over TLS (an ssl endpoint).
+    bool secure() const noexcept { return transport_.secure(); }
 
 protected:
-    ice_connection(shard& home, tcp::socket socket);
+    ice_connection(shard& home, transport t);
 
     /// Spawns the read and write loops.
     void start_loops();
-    /// For an accepted connection: sends validate connection (the accepting side speaks first,
-    /// spec/ice-wire.md §3), then starts the loops.
+    /// For an accepted connection: completes the TLS handshake if any (bounded by the
+    /// handshake timeout; a failure closes the connection without a word), then sends validate
+    /// connection (the accepting side speaks first, spec/ice-wire.md §3) and starts the loops.
     void start_accepted();
+    /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
+    /// as tls_config says. @return the handshake's error (the caller closes).
+    asio::awaitable<boost::system::error_code> client_handshake(const std::string& host);
 
     /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
         (batched requests have request id 0, spec/ice-wire.md §5). Malformed input closes the
@@ -91,14 +98,20 @@ protected:
     bool reject(std::string_view what, const boost::system::error_code& ec);
 
     shard& home_;
-    tcp::socket socket_;
+    transport transport_;
+    tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
     bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
     void wake_writer() noexcept { wakeup_.cancel(); }
 
 private:
     asio::awaitable<void> read_loop();
+    asio::awaitable<void> tls_read_loop();
     asio::awaitable<void> write_loop();
+    asio::awaitable<void> accept_tls();
+    /// Writes the gathered `batch`: one writev for TCP; over TLS, one contiguous buffer (so a
+    /// batch of frames becomes few TLS records, not one per frame).
+    asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);
     bool on_bytes(protocol::byte_view data);
     /// Writes `f` at once if nothing is queued. @return true if it was written in full (or the
     /// connection closed); false to queue `f` (possibly trimmed after a partial write).
@@ -106,6 +119,7 @@ private:
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
     asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
     asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
     std::chrono::steady_clock::time_point last_activity_;

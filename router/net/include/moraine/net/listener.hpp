@@ -2,6 +2,7 @@
 // Accepting connections on a shard: one SO_REUSEPORT acceptor per endpoint per shard (style.md §7).
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/transport.hpp>
 
 #include <functional>
 
@@ -9,8 +10,9 @@ namespace moraine::net {
 
 class shard;
 
-/// Creates the connection object for an accepted socket, on the accepting shard.
-using accept_handler = std::function<void(shard&, tcp::socket)>;
+/// Creates the connection object for an accepted connection (TCP, or TLS not yet handshaken),
+/// on the accepting shard.
+using accept_handler = std::function<void(shard&, transport)>;
 
 /** Binds `ep` (tcp; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
     so every shard listens on the same port and the kernel spreads connections.
@@ -22,7 +24,9 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
 /// bind_listener on the shards.
 void ensure_port_free(shard& sh, const protocol::endpoint& ep);
 
-/// Accepts forever on `acceptor`, handing each socket to `on_accept`; stops when the acceptor closes.
-void start_accepting(shard& sh, tcp::acceptor acceptor, accept_handler on_accept);
+/// Accepts forever on `acceptor`, handing each connection to `on_accept` (over TLS with `tls`'s
+/// server context when `tls` is set: an ssl endpoint); stops when the acceptor closes.
+void start_accepting(shard& sh, tcp::acceptor acceptor, std::shared_ptr<const tls_contexts> tls,
+                     accept_handler on_accept);
 
 }  // namespace moraine::net

@@ -1,5 +1,7 @@
 #pragma once
 // What the runtime itself needs to know: threads, message and queue limits, back-end connects.
+#include <moraine/net/tls_config.hpp>
+
 #include <cstddef>
 
 namespace moraine::net {
@@ -13,6 +15,7 @@ struct runtime_config {
     std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
     std::size_t connection_queue_max = 16 << 20;     ///< a connection whose queue exceeds this is closed
     int backend_connect_timeout_ms = 10000;          ///< connect + validate deadline for outgoing connections
+    tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
 };
 
 }  // namespace moraine::net

@@ -4,22 +4,28 @@
 #include <moraine/net/runtime_config.hpp>
 #include <moraine/net/yaml_section.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace moraine::net {
 
 /** The runtime's keys of an Ice property file: Ice.MessageSizeMax (KiB; < 1 = unlimited, as Ice),
-    Ice.Override.ConnectTimeout (ms; <= 0 keeps the default). @throws config_error. */
-runtime_config read_runtime_config(const property_file& p);
+    Ice.Override.ConnectTimeout (ms; <= 0 keeps the default), IceSSL.* (tls_config's keys;
+    Ice.Plugin.IceSSL is accepted). IceSSL.* keys Moraine cannot honour stop start-up; a few
+    harmless ones (IceSSL.Trace.*, IceSSL.InitOpenSSL, IceSSL.Random) go to `warnings`.
+    @throws config_error. */
+runtime_config read_runtime_config(const property_file& p, std::vector<std::string>& warnings);
 
-/** The runtime's keys of Moraine's YAML: `threads` and the `limits` section (message_size_max,
-    connection_queue_high/low/max, backend_connect_timeout_ms). @throws config_error. */
-runtime_config read_runtime_config(yaml_section& root);
+/** The runtime's keys of Moraine's YAML: `threads`, the `limits` section (message_size_max,
+    connection_queue_high/low/max, backend_connect_timeout_ms) and the `tls` section (tls_config's
+    keys; relative paths are relative to `dir`, the YAML file's directory). @throws config_error. */
+runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir);
 
-/** Refuses an endpoint the runtime does not serve: anything but tcp for now (udp, ws, wss, ssl
-    and opaque types). A configured endpoint must never be served as something else.
-    @throws config_error(at, key, "...") naming the endpoint. */
-void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key);
+/** Refuses an endpoint the runtime cannot serve as configured: udp, ws, wss and opaque types,
+    and ssl without a certificate (require_server_certificate). A configured endpoint must never
+    be served as something else. @throws config_error(at, key, "...") naming the endpoint. */
+void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key,
+                    const tls_config& tls);
 
 }  // namespace moraine::net

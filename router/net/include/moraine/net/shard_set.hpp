@@ -17,6 +17,7 @@ namespace moraine::net {
 class shard_set {
 public:
     /// @param cfg the runtime settings; cfg->threads shards (0 = one per core).
+    /// @throws config_error if the TLS settings cannot be loaded (tls_contexts::create).
     explicit shard_set(std::shared_ptr<const runtime_config> cfg);
     ~shard_set();
 
@@ -32,12 +33,16 @@ public:
         asio::post(target.io(), [&target, fn = std::move(fn)]() mutable { fn(target); });
     }
 
+    /// The TLS contexts of ssl endpoints, incoming and outgoing; null when TLS is not configured.
+    const std::shared_ptr<const tls_contexts>& tls() const noexcept { return tls_; }
+
     /// Pool for blocking calls (crypt(3) password checks), so I/O threads never block.
     asio::thread_pool& blocking_pool() noexcept { return blocking_; }
 
-    /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted socket goes to `on_accept` on
-    /// the accepting shard. Port 0 is chosen by shard 0 and reused by the others. Call before start().
-    /// @return the endpoints as bound (real ports). @throws boost::system::system_error.
+    /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted connection goes to `on_accept` on
+    /// the accepting shard, over TLS for an ssl endpoint. Port 0 is chosen by shard 0 and reused by the others. Call before start().
+    /// @return the endpoints as bound (real ports). @throws boost::system::system_error;
+    /// config_error for an ssl endpoint without TLS settings.
     std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept);
 
     /// Starts the shard threads.
@@ -50,6 +55,7 @@ public:
 private:
     std::shared_ptr<const runtime_config> cfg_;
     std::vector<std::unique_ptr<shard>> shards_;
+    std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::thread> threads_;
     asio::thread_pool blocking_{2};
 };
