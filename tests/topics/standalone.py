@@ -2,9 +2,13 @@
 """moraine-topics on its own (no router): a real Ice 3.7.8 subscriber and publisher use it as
 they would use IceStorm. Loopback, free ports, bounded waits; stops what it started by PID.
 
-  standalone.py --bin build/bin/moraine-topics
+  standalone.py --bin build/bin/moraine-topics [--tls]
+
+With --tls, the same over TLS end to end: the TopicManager and Publish endpoints are ssl
+(moraine-topics --config with a `tls:` section), the IceSSL subscriber listens on ssl only, so
+moraine-topics delivers the events over an outgoing TLS connection, presenting its certificate.
 """
-import argparse, os, socket, subprocess, sys, threading, time
+import argparse, os, shutil, socket, subprocess, sys, tempfile, threading, time
 
 import Ice
 
@@ -12,6 +16,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 Ice.loadSlice("-I/usr/share/ice/slice " + os.path.join(HERE, "..", "interop", "Demo.ice"))
 Ice.loadSlice("-I/usr/share/ice/slice /usr/share/ice/slice/IceStorm/IceStorm.ice")
 import Demo, IceStorm  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+import tls_certs  # noqa: E402
 
 
 def free_port():
@@ -46,17 +53,32 @@ class Clock(Demo.Clock):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build", "bin", "moraine-topics"))
+    ap.add_argument("--tls", action="store_true")
     a = ap.parse_args()
     tm, pub = free_port(), free_port()
-    proc = subprocess.Popen([a.bin, "--instance-name", "Storm", "--topic-manager", "tcp -h 127.0.0.1 -p %d" % tm,
-                             "--publish", "tcp -h 127.0.0.1 -p %d" % pub])
+    proto = "ssl" if a.tls else "tcp"
+    tmp = tempfile.mkdtemp(prefix="moraine-topics-")
+    ice_args = ["t", "--Ice.Warn.Connections=0"]
+    cmd = [a.bin, "--instance-name", "Storm", "--topic-manager", "%s -h 127.0.0.1 -p %d" % (proto, tm),
+           "--publish", "%s -h 127.0.0.1 -p %d" % (proto, pub)]
+    if a.tls:
+        certs = tls_certs.make(os.path.join(tmp, "tls"))
+        yaml = os.path.join(tmp, "topics.yaml")
+        with open(yaml, "w") as f:
+            f.write("tls:\n  default_dir: %s\n  cas: ca.pem\n  cert_file: server.pem\n  key_file: server_key.pem\n"
+                    "  verify_peer: 2\n" % certs)
+        cmd += ["--config", yaml]
+        ice_args += ["--Ice.Plugin.IceSSL=IceSSL:createIceSSL", "--IceSSL.DefaultDir=" + certs, "--IceSSL.CAs=ca.pem",
+                     "--IceSSL.CertFile=client_a.pem", "--IceSSL.KeyFile=client_a_key.pem", "--IceSSL.VerifyPeer=2"]
+    proc = subprocess.Popen(cmd)
     try:
         wait_port(tm, proc)
         wait_port(pub, proc)
-        with Ice.initialize(["t", "--Ice.Warn.Connections=0"]) as ic:
-            manager = IceStorm.TopicManagerPrx.checkedCast(ic.stringToProxy("Storm/TopicManager:tcp -h 127.0.0.1 -p %d" % tm))
+        with Ice.initialize(ice_args) as ic:
+            manager = IceStorm.TopicManagerPrx.checkedCast(
+                ic.stringToProxy("Storm/TopicManager:%s -h 127.0.0.1 -p %d" % (proto, tm)))
             topic = manager.create("time")
-            adapter = ic.createObjectAdapterWithEndpoints("Sub", "tcp -h 127.0.0.1")
+            adapter = ic.createObjectAdapterWithEndpoints("Sub", "%s -h 127.0.0.1" % proto)
             servant = Clock()
             sub = adapter.addWithUUID(servant).ice_oneway()
             adapter.activate()
@@ -67,9 +89,11 @@ def main():
             if not servant.done.wait(5) or servant.got != ["1", "2", "3"]:
                 print("FAIL moraine-topics: subscriber got %s" % servant.got)
                 return 1
-        print("PASS moraine-topics standalone: create, subscribe, publish, 3 events in order")
+        print("PASS moraine-topics standalone%s: create, subscribe, publish, 3 events in order"
+              % (" over TLS (ssl endpoints, ssl subscriber)" if a.tls else ""))
         return 0
     finally:
+        shutil.rmtree(tmp, ignore_errors=True)
         proc.terminate()
         try:
             proc.wait(5)
