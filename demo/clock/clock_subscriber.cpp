@@ -1,11 +1,13 @@
 // clock-subscriber: opens N sessions through a Glacier2-compatible router with the Moraine client
 // library; each subscribes its own Demo::Clock servant to an IceStorm topic and measures the
-// latency and loss of the ticks it receives. One thread, many sessions.
+// latency and loss of the ticks it receives. One thread, many sessions. Over TLS with
+// `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]`.
 #include "clock/latency_stats.hpp"
 #include "clock/tick.hpp"
 
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
+#include <moraine/client/tls_context.hpp>
 #include <moraine/protocol/proxy.hpp>
 
 #include <boost/program_options.hpp>
@@ -28,7 +30,15 @@ struct settings {
     std::size_t sessions = 1;
     std::size_t concurrency = 256;  // sessions being opened at once
     double duration = 60;           // seconds after all sessions are up
+    client::session_options session;  // .tls set for an ssl --router
+    bool secure = false;              // createSessionFromSecureConnection instead of user/password
 };
+
+/// Opens `s` with createSessionFromSecureConnection (--secure) or createSession(user, password).
+asio::awaitable<client::error_info> open_session(client::session_client& s, const settings& cfg) {
+    if (cfg.secure) co_return co_await s.async_open_secure(cfg.router, asio::use_awaitable);
+    co_return co_await s.async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable);
+}
 
 /// What every session's servant updates: one thread, so plain counters.
 struct totals {
@@ -94,10 +104,11 @@ asio::awaitable<std::optional<protocol::proxy>> topic_proxy(client::session_clie
 asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protocol::proxy& topic,
                                std::vector<subscriber>& subs, totals& t) {
     auto ex = co_await asio::this_coro::executor;
-    auto s = client::session_client::create(ex);
+    auto s = client::session_client::create(ex, cfg.session);
     subs[i].session = s;
-    auto err = co_await s->async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable);
-    if (err) co_return fail(t, "createSession: " + err.message());
+    auto err = co_await open_session(*s, cfg);
+    const char* op = cfg.secure ? "createSessionFromSecureConnection: " : "createSession: ";
+    if (err) co_return fail(t, op + err.message());
     auto& sub = subs[i];
     auto prx = s->add_servant("clock", [&t, &sub](const client::incoming_request& r) { return on_tick(t, sub, r); });
     prx.mode = static_cast<std::uint8_t>(protocol::proxy_mode::oneway);
@@ -138,8 +149,8 @@ asio::awaitable<int> run(const settings& cfg) {
     const auto t0 = std::chrono::steady_clock::now();
 
     // The first session also finds the topic; the others reuse the Topic proxy.
-    auto first = client::session_client::create(ex);
-    if (auto err = co_await first->async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable)) {
+    auto first = client::session_client::create(ex, cfg.session);
+    if (auto err = co_await open_session(*first, cfg)) {
         std::cerr << "clock-subscriber: cannot open a session: " << err.message() << "\n";
         co_return 1;
     }
@@ -199,7 +210,13 @@ int main(int argc, char** argv) {
         "topic", po::value<std::string>()->default_value("time"), "topic name")(
         "sessions", po::value<std::size_t>()->default_value(1), "number of sessions (subscribers)")(
         "concurrency", po::value<std::size_t>()->default_value(256), "sessions being opened at once")(
-        "duration", po::value<double>()->default_value(60), "seconds to run once all sessions are up");
+        "duration", po::value<double>()->default_value(60), "seconds to run once all sessions are up")(
+        "tls-ca", po::value<std::string>(), "PEM CA file the router's certificate must chain to (ssl --router)")(
+        "tls-cert", po::value<std::string>(), "PEM client certificate (chain) for the router")(
+        "tls-key", po::value<std::string>(), "PEM key of --tls-cert (default: in --tls-cert)")(
+        "tls-key-password", po::value<std::string>(), "password of an encrypted --tls-key")(
+        "tls-server-name", po::value<std::string>(), "also check the router certificate is for this name or IP")(
+        "secure", po::bool_switch(), "createSessionFromSecureConnection (client certificate) instead of user/password");
     po::variables_map vm;
     settings cfg;
     try {
@@ -210,7 +227,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         auto router = client::router_address::parse(vm["router"].as<std::string>());
-        if (!router) throw std::runtime_error("bad --router endpoint");
+        if (!router) throw std::runtime_error("bad --router endpoint (tcp or ssl -h HOST -p PORT)");
         cfg = settings{*router,
                        vm["user"].as<std::string>(),
                        vm["password"].as<std::string>(),
@@ -218,7 +235,25 @@ int main(int argc, char** argv) {
                        vm["topic-manager"].as<std::string>(),
                        std::max<std::size_t>(1, vm["sessions"].as<std::size_t>()),
                        std::max<std::size_t>(1, vm["concurrency"].as<std::size_t>()),
-                       vm["duration"].as<double>()};
+                       vm["duration"].as<double>(),
+                       {},
+                       vm["secure"].as<bool>()};
+        auto opt = [&](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
+        if (router->tls && !vm.count("tls-ca"))
+            throw std::runtime_error("--router is an ssl endpoint: --tls-ca FILE is required");
+        if (vm.count("tls-ca")) {  // used for ssl routers only; a tcp --router ignores it
+            client::error_info err;
+            cfg.session.tls = client::tls_context::create({.ca_file = opt("tls-ca"),
+                                                           .cert_file = opt("tls-cert"),
+                                                           .key_file = opt("tls-key"),
+                                                           .key_password = opt("tls-key-password"),
+                                                           .server_name = opt("tls-server-name")},
+                                                          err);
+            if (!cfg.session.tls) throw std::runtime_error(err.message());
+        } else if (vm.count("tls-cert") || vm.count("tls-key") || vm.count("tls-key-password") ||
+                   vm.count("tls-server-name")) {
+            throw std::runtime_error("--tls-cert, --tls-key, --tls-key-password and --tls-server-name need --tls-ca");
+        }
     } catch (const std::exception& e) {
         std::cerr << "clock-subscriber: " << e.what() << "\n" << opts;
         return 2;

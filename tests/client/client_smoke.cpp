@@ -3,15 +3,26 @@
 //
 //   client_smoke --router "tcp -h 127.0.0.1 -p 4063" --hello "hello:tcp -h 127.0.0.1 -p 4061"
 //                [--user alice] [--password secret] [--sessions 200] [--idle SECONDS] [--no-callbacks]
-//                [--measure N]
+//                [--measure N] [--open-only [--expect-error TEXT]]
+//                [--tls-ca FILE] [--tls-cert FILE] [--tls-key FILE] [--tls-key-password P]
+//                [--tls-server-name NAME] [--secure]
 //
 // Prints one `ok <step>` line per check that held, and exits 1 at the first that did not.
 // --idle: only the keep-alive check (a router with a short SessionTimeout): a session with
 // heartbeats survives SECONDS of silence, one without them is dropped.
 // --measure: only opens N idle sessions at once and prints the RSS they added per session.
+// --open-only: no back end (no --hello): opens --sessions sessions at once on one thread, then
+// destroys them, and the same once with std::future from another thread. With --expect-error,
+// opens one session that must fail with a message containing TEXT.
+// TLS: a `--router "ssl -h H -p P"` endpoint needs --tls-ca (else the library refuses it:
+// errc::tls_not_configured); --tls-cert/--tls-key: the client certificate; --tls-server-name:
+// also check the router certificate's name. --secure: createSessionFromSecureConnection
+// (authenticated by the client certificate) instead of createSession(user, password); the
+// wrong-password check is then skipped.
 
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
+#include <moraine/client/tls_context.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/protocol/user_exception.hpp>
 
@@ -43,6 +54,11 @@ struct options {
     int idle = 0;
     int measure = 0;
     bool callbacks = true;
+    bool open_only = false;
+    std::optional<std::string> expect_error;
+    client::tls_options tls;
+    bool tls_given = false;  // any --tls-* option
+    bool secure = false;
 };
 
 [[noreturn]] void fail(const std::string& step, const std::string& why) {
@@ -72,9 +88,19 @@ options parse(int argc, char** argv) {
         else if (a == "--idle") o.idle = std::stoi(value());
         else if (a == "--no-callbacks") o.callbacks = false;
         else if (a == "--measure") o.measure = std::stoi(value());
+        else if (a == "--open-only") o.open_only = true;
+        else if (a == "--expect-error") o.expect_error = value();
+        else if (a == "--tls-ca") o.tls.ca_file = value(), o.tls_given = true;
+        else if (a == "--tls-cert") o.tls.cert_file = value(), o.tls_given = true;
+        else if (a == "--tls-key") o.tls.key_file = value(), o.tls_given = true;
+        else if (a == "--tls-key-password") o.tls.key_password = value(), o.tls_given = true;
+        else if (a == "--tls-server-name") o.tls.server_name = value(), o.tls_given = true;
+        else if (a == "--secure") o.secure = true;
         else fail("args", "unknown option " + a);
     }
-    if (o.router.empty() || o.hello.empty()) fail("args", "--router and --hello are required");
+    if (o.router.empty()) fail("args", "--router is required");
+    if (o.hello.empty() && !o.open_only) fail("args", "--hello is required (or --open-only)");
+    if (o.expect_error && !o.open_only) fail("args", "--expect-error needs --open-only");
     return o;
 }
 
@@ -93,6 +119,14 @@ struct fixture {
     client::session_options session_opts;
 };
 
+/// Opens `s` as the options say: createSessionFromSecureConnection with --secure, else
+/// createSession(user, password). Any completion token.
+template <class Token>
+auto open_with(const fixture& f, client::session_client& s, Token&& token) {
+    if (f.opt.secure) return s.async_open_secure(f.router, std::forward<Token>(token));
+    return s.async_open(f.router, f.opt.user, f.opt.password, std::forward<Token>(token));
+}
+
 client::call say_hello(const protocol::proxy& target, std::string name) {
     return {target, "sayHello", client::encode_string_params(name)};
 }
@@ -106,7 +140,7 @@ asio::awaitable<std::shared_ptr<client::session_client>> open_session(const fixt
                                                                       client::session_options so) {
     auto ex = co_await asio::this_coro::executor;
     auto s = client::session_client::create(ex, so);
-    auto err = co_await s->async_open(f.router, f.opt.user, f.opt.password, asio::use_awaitable);
+    auto err = co_await open_with(f, *s, asio::use_awaitable);
     expect(!err, step, "async_open: " + err.message());
     co_return s;
 }
@@ -248,7 +282,7 @@ asio::awaitable<void> check_many(const fixture& f, int n) {
         auto s = client::session_client::create(ex, f.session_opts);
         sessions.push_back(s);
         // Callback completion style: the whole chain runs with plain handlers.
-        s->async_open(f.router, f.opt.user, f.opt.password, [&, s, i](client::error_info err) {
+        open_with(f, *s, [&, s, i](client::error_info err) {
             if (err) return finish("open: " + err.message());
             s->async_invoke(say_hello(f.hello, "s" + std::to_string(i)), [&, i](client::call_result r) {
                 if (!r.ok()) return finish("sayHello: " + r.error.message());
@@ -321,7 +355,7 @@ asio::awaitable<void> measure_idle(const fixture& f, int n) {
     asio::steady_timer done(ex, std::chrono::steady_clock::time_point::max());
     for (int i = 0; i < n; ++i) {
         sessions.push_back(client::session_client::create(ex, f.session_opts));
-        sessions.back()->async_open(f.router, f.opt.user, f.opt.password, [&](client::error_info err) {
+        open_with(f, *sessions.back(), [&](client::error_info err) {
             if (err) ++failures, ++errors[err.message()];
             if (--pending == 0) done.cancel();
         });
@@ -341,10 +375,55 @@ asio::awaitable<void> measure_idle(const fixture& f, int n) {
     for (auto& s : sessions) (void)co_await s->async_destroy(asio::use_awaitable);
 }
 
+/// --open-only --expect-error: one open that must fail, with TEXT in its message.
+asio::awaitable<void> check_open_fails(const fixture& f, const std::string& text) {
+    auto s = client::session_client::create(co_await asio::this_coro::executor, f.session_opts);
+    auto err = co_await open_with(f, *s, asio::use_awaitable);
+    expect(bool(err), "open_fails", "the session opened");
+    expect(err.message().find(text) != std::string::npos, "open_fails",
+           "message '" + err.message() + "' lacks '" + text + "'");
+    expect(!s->is_open(), "open_fails", "session open after a failed open");
+    pass("open failed as expected: " + err.message());
+}
+
+/// --open-only: `n` sessions opened at once on this thread (no back-end call), then destroyed.
+asio::awaitable<void> check_open_only(const fixture& f, int n) {
+    auto ex = co_await asio::this_coro::executor;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<client::session_client>> sessions;
+    int pending = n, failures = 0;
+    std::string first_error;
+    asio::steady_timer done(ex, std::chrono::steady_clock::time_point::max());
+    for (int i = 0; i < n; ++i) {
+        sessions.push_back(client::session_client::create(ex, f.session_opts));
+        open_with(f, *sessions.back(), [&](client::error_info err) {
+            if (err && failures++ == 0) first_error = err.message();
+            if (--pending == 0) done.cancel();
+        });
+    }
+    co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    expect(failures == 0, "open",
+           std::to_string(failures) + " of " + std::to_string(n) + " failed, first: " + first_error);
+    pass(std::to_string(n) + (f.opt.secure ? " createSessionFromSecureConnection" : " createSession") +
+         " sessions open at once in " + std::to_string(ms.count()) + " ms (heartbeat " +
+         std::to_string(sessions.front()->heartbeat_period().count()) + " ms)");
+    int destroyed = 0;
+    for (auto& s : sessions) {
+        auto err = co_await s->async_destroy(asio::use_awaitable);
+        if (!err) ++destroyed;
+        else if (destroyed == 0) first_error = err.message();
+    }
+    expect(destroyed == n, "destroy", std::to_string(n - destroyed) + " destroy failures, first: " + first_error);
+    pass(std::to_string(n) + " sessions destroyed");
+}
+
 asio::awaitable<void> run_all(const fixture& f) {
+    if (f.opt.open_only && f.opt.expect_error) co_return co_await check_open_fails(f, *f.opt.expect_error);
+    if (f.opt.open_only) co_return co_await check_open_only(f, f.opt.sessions);
     if (f.opt.measure > 0) co_return co_await measure_idle(f, f.opt.measure);
     if (f.opt.idle > 0) co_return co_await check_keepalive(f);
-    co_await check_denied(f);
+    if (!f.opt.secure) co_await check_denied(f);
     auto s = co_await open_session(f, "open", f.session_opts);
     pass("createSession (category '" + std::string(s->category().empty() ? "" : "…") + "', heartbeat " +
          std::to_string(s->heartbeat_period().count()) + " ms)");
@@ -360,13 +439,16 @@ asio::awaitable<void> run_all(const fixture& f) {
 /// From another thread: the same API with std::future completions.
 void check_future(const fixture& f, asio::io_context& ioc) {
     auto s = client::session_client::create(ioc.get_executor(), f.session_opts);
-    auto err = s->async_open(f.router, f.opt.user, f.opt.password, asio::use_future).get();
+    auto err = open_with(f, *s, asio::use_future).get();
     expect(!err, "future", "open: " + err.message());
-    auto r = s->async_invoke(say_hello(f.hello, "future"), asio::use_future).get();
-    expect(r.ok() && result_string(r) == "hello future", "future", r.error.message());
+    if (!f.opt.open_only) {
+        auto r = s->async_invoke(say_hello(f.hello, "future"), asio::use_future).get();
+        expect(r.ok() && result_string(r) == "hello future", "future", r.error.message());
+    }
     err = s->async_destroy(asio::use_future).get();
     expect(!err, "future", "destroy: " + err.message());
-    pass("use_future from another thread: open, sayHello, destroy");
+    pass(f.opt.open_only ? "use_future from another thread: open, destroy"
+                         : "use_future from another thread: open, sayHello, destroy");
 }
 
 }  // namespace
@@ -377,9 +459,16 @@ int main(int argc, char** argv) {
     auto router = client::router_address::parse(f.opt.router);
     if (!router) fail("args", "bad router endpoint " + f.opt.router);
     f.router = *router;
-    auto hello = protocol::proxy_from_string(f.opt.hello);
-    if (!hello) fail("args", "bad proxy " + f.opt.hello);
-    f.hello = *hello;
+    if (!f.opt.open_only) {
+        auto hello = protocol::proxy_from_string(f.opt.hello);
+        if (!hello) fail("args", "bad proxy " + f.opt.hello);
+        f.hello = *hello;
+    }
+    if (f.opt.tls_given) {  // else an ssl --router is refused by the library (errc::tls_not_configured)
+        client::error_info err;
+        f.session_opts.tls = client::tls_context::create(f.opt.tls, err);
+        if (!f.session_opts.tls) fail("tls", err.message());
+    }
     f.session_opts.call_timeout = 10s;
     f.session_opts.connect_timeout = 5s;
     if (f.opt.measure > 0) f.session_opts.call_timeout = 60s, f.session_opts.connect_timeout = 30s;  // thousands at once
@@ -393,7 +482,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         fail("run", std::string("exception: ") + e.what());
     }
-    if (f.opt.idle == 0 && f.opt.measure == 0) check_future(f, ioc);
+    if (f.opt.idle == 0 && f.opt.measure == 0 && !f.opt.expect_error) check_future(f, ioc);
     work.reset();
     ioc.stop();
     io.join();

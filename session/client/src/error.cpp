@@ -23,6 +23,9 @@ public:
         case errc::queue_full: return "write queue full";
         case errc::not_connected: return "no open session";
         case errc::bad_endpoint: return "bad router endpoint";
+        case errc::tls_not_configured: return "TLS not configured";
+        case errc::bad_tls_config: return "bad TLS configuration";
+        case errc::tls_handshake_failed: return "TLS handshake failed";
         }
         return "unknown moraine.client error";
     }

@@ -1,6 +1,8 @@
 // session_client: the connection half (socket, framing, write queue, timers, incoming messages).
 #include <moraine/client/session_client.hpp>
 
+#include "tls_stream.hpp"
+
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/reply.hpp>
@@ -33,7 +35,6 @@ std::shared_ptr<session_client> session_client::create(executor_type ex, session
 session_client::session_client(executor_type ex, session_options opts)
     : ex_(ex),
       opts_(std::move(opts)),
-      limits_{opts_.max_message_bytes},
       socket_(ex),
       router_id_{"router", opts_.instance_name},
       wakeup_(ex, clock::time_point::max()),
@@ -42,9 +43,16 @@ session_client::session_client(executor_type ex, session_options opts)
 
 session_client::~session_client() = default;
 
-void session_client::start_loops() {
+void session_client::start_loops(std::shared_ptr<tls_stream> tls) {
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
+    // A TLS stream is owned by the two loops, which end once close() closes the socket.
     auto on_done = [](std::exception_ptr) {};  // the loops catch nothing and throw nothing by design
+    if (tls) {
+        asio::co_spawn(ex_, [self = shared_from_this(), tls] { return self->read_loop_tls(tls); }, on_done);
+        asio::co_spawn(ex_, [self = shared_from_this(), tls = std::move(tls)] { return self->write_loop_tls(tls); },
+                       on_done);
+        return;
+    }
     asio::co_spawn(ex_, [self = shared_from_this()] { return self->read_loop(); }, on_done);
     asio::co_spawn(ex_, [self = shared_from_this()] { return self->write_loop(); }, on_done);
 }
@@ -82,6 +90,9 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
     return {};
 }
 
+// Two write loops, tcp and TLS, so that a tcp session's coroutine frame holds nothing for TLS;
+// what they share is in gather() and on_written().
+
 asio::awaitable<void> session_client::write_loop() {
     std::vector<asio::const_buffer> batch;
     while (phase_ != phase::closed) {
@@ -93,20 +104,48 @@ asio::awaitable<void> session_client::write_loop() {
             co_await wakeup_.async_wait(nothrow_awaitable);
             continue;
         }
-        batch.clear();
-        const std::size_t n = std::min(out_.size(), max_messages_per_write);
-        // out_ may grow during the write; its byte_buffers then move, but their bytes stay put.
-        for (std::size_t i = 0; i < n; ++i) batch.emplace_back(asio::buffer(out_[i]));
+        const std::size_t n = gather(batch);
         auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
-        if (phase_ == phase::closed) co_return;
-        if (ec) {
-            close(lost(ec.message()));
-            co_return;
-        }
-        for (std::size_t i = 0; i < n; ++i) out_bytes_ -= out_[i].size();
-        out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(n));
-        if (out_.empty()) std::vector<protocol::byte_buffer>().swap(out_);  // an idle session keeps no buffer
+        if (!on_written(ec, n)) co_return;
     }
+}
+
+asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls) {
+    std::vector<asio::const_buffer> batch;
+    while (phase_ != phase::closed) {
+        if (out_.empty()) {
+            if (close_after_flush_) {  // no close_notify: the close connection message ends the stream
+                close(error_info{});
+                co_return;
+            }
+            co_await wakeup_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        const std::size_t n = gather(batch);
+        // asio's ssl::stream packs up to 8 KiB of small messages into one TLS record.
+        auto [ec, written] = co_await asio::async_write(tls->stream, batch, nothrow_awaitable);
+        if (!on_written(ec, n)) co_return;
+    }
+}
+
+std::size_t session_client::gather(std::vector<asio::const_buffer>& batch) const {
+    batch.clear();
+    const std::size_t n = std::min(out_.size(), max_messages_per_write);
+    // out_ may grow during the write; its byte_buffers then move, but their bytes stay put.
+    for (std::size_t i = 0; i < n; ++i) batch.emplace_back(asio::buffer(out_[i]));
+    return n;
+}
+
+bool session_client::on_written(const boost::system::error_code& ec, std::size_t n) {
+    if (phase_ == phase::closed) return false;
+    if (ec) {
+        close(lost(ec.message()));
+        return false;
+    }
+    for (std::size_t i = 0; i < n; ++i) out_bytes_ -= out_[i].size();
+    out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(n));
+    if (out_.empty()) std::vector<protocol::byte_buffer>().swap(out_);  // an idle session keeps no buffer
+    return true;
 }
 
 // -- reading ----------------------------------------------------------------------------------
@@ -126,11 +165,33 @@ asio::awaitable<void> session_client::read_loop() {
         const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
         if (ec) {
-            close(lost(ec == asio::error::eof ? "the router closed the connection" : ec.message()));
+            close(read_error(ec));
             co_return;
         }
         if (!on_bytes(protocol::byte_view(buf.data(), n))) co_return;
     }
+}
+
+asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls) {
+    // The session's own buffer: ssl::stream writes it before this coroutine resumes (tls_stream.hpp).
+    while (phase_ != phase::closed) {
+        auto [ec, n] = co_await tls->stream.async_read_some(asio::buffer(tls->in), nothrow_awaitable);
+        if (phase_ == phase::closed) co_return;
+        if (ec) {
+            close(read_error(ec));
+            co_return;
+        }
+        if (!on_bytes(protocol::byte_view(tls->in.data(), n))) co_return;
+    }
+}
+
+error_info session_client::read_error(const boost::system::error_code& ec) const {
+    if (is_eof(ec)) return lost("the router closed the connection");
+    // TLS 1.3: the router checks our certificate after our handshake is done, so its refusal
+    // (e.g. alert "certificate required") arrives as the first read.
+    if (!validated_ && is_tls_error(ec))
+        return make_error(errc::tls_handshake_failed, "the router refused the connection: " + ec.message());
+    return lost(ec.message());
 }
 
 bool session_client::on_bytes(protocol::byte_view data) {
@@ -151,7 +212,7 @@ bool session_client::on_bytes(protocol::byte_view data) {
 bool session_client::parse_all(protocol::byte_view data, std::size_t& consumed) {
     while (phase_ != phase::closed) {
         boost::system::error_code ec;
-        auto frame = protocol::parse_frame(data.subspan(consumed), limits_, ec);
+        auto frame = protocol::parse_frame(data.subspan(consumed), limits(), ec);
         if (ec) {
             close(make_error(errc::protocol_error, ec.message()));
             return false;
@@ -165,7 +226,7 @@ bool session_client::parse_all(protocol::byte_view data, std::size_t& consumed) 
 
 void session_client::on_frame(const protocol::frame_view& frame) {
     if (frame.header.compression != protocol::compression_status::compressed) return on_message(frame);
-    auto plain = protocol::decompress_message(frame, limits_);
+    auto plain = protocol::decompress_message(frame, limits());
     boost::system::error_code ec;
     auto inner = plain ? protocol::parse_frame(*plain, protocol::limits{0}, ec) : std::nullopt;
     if (!inner || inner->size() != plain->size()) return close(make_error(errc::protocol_error, "bad compressed message"));
@@ -267,7 +328,8 @@ clock::time_point session_client::next_wakeup() const {
 }
 
 void session_client::on_tick(clock::time_point now) {
-    if (now >= phase_deadline_) return close(make_error(errc::timeout, "connect, validation or close took too long"));
+    if (now >= phase_deadline_)
+        return close(make_error(errc::timeout, "connect, TLS handshake, validation or close took too long"));
     expire_calls(now);
     if (phase_ == phase::open && heartbeat_every_.count() > 0 && now >= last_write_ + heartbeat_every_) {
         const auto& hb = protocol::validate_connection_message;

@@ -1,6 +1,8 @@
 // session_client: the operations (open, routed calls, servants, destroy).
 #include <moraine/client/session_client.hpp>
 
+#include "tls_stream.hpp"
+
 #include <moraine/client/params.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
@@ -49,8 +51,15 @@ error_info session_client::not_open() const {
 
 // -- open -------------------------------------------------------------------------------------
 
-asio::awaitable<error_info> session_client::open_coro(router_address a, std::string user, std::string password) {
+asio::awaitable<error_info> session_client::open_coro(router_address a, std::optional<credentials> login) {
     if (phase_ != phase::idle) co_return make_error(errc::not_connected, "async_open called twice");
+    if (a.tls && !opts_.tls) {
+        // Never over tcp instead: the caller asked for TLS and would get a plain connection.
+        auto err = make_error(errc::tls_not_configured, "the router address " + a.host + ":" + std::to_string(a.port) +
+                                                            " is ssl but session_options::tls is not set");
+        close(err);
+        co_return err;
+    }
     phase_ = phase::connecting;
     phase_deadline_ = clock::now() + opts_.connect_timeout;
     arm_timer();
@@ -58,11 +67,15 @@ asio::awaitable<error_info> session_client::open_coro(router_address a, std::str
     if (auto err = co_await wait_validated()) co_return err;
     phase_ = phase::creating;
     phase_deadline_ = clock::time_point::max();
-    auto params = encode_params([&](protocol::output_stream& out) {
-        out.write_string(user);
-        out.write_string(password);
-    });
-    const call_result created = co_await router_call("createSession", operation_mode::normal, std::move(params));
+    // Both are ["amd", "format:sliced"] and raise the same exceptions (spec/glacier2.md §2).
+    const char* operation = login ? "createSession" : "createSessionFromSecureConnection";
+    protocol::byte_buffer params = empty_params();
+    if (login)
+        params = encode_params([&](protocol::output_stream& out) {
+            out.write_string(login->user);
+            out.write_string(login->password);
+        });
+    const call_result created = co_await router_call(operation, operation_mode::normal, std::move(params));
     if (auto err = map_session_error(created)) {
         close(err);
         co_return err;
@@ -95,13 +108,31 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
         co_return error_info{ec, ec.message()};
     }
     socket_.set_option(tcp::no_delay(true), ec);
-    start_loops();
+    std::shared_ptr<tls_stream> tls;
+    if (a.tls) {
+        tls = std::make_shared<tls_stream>(socket_, *opts_.tls, a);
+        if (auto err = co_await tls_handshake(a, *tls)) co_return err;
+    }
+    start_loops(std::move(tls));
+    co_return error_info{};
+}
+
+asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls) {
+    // Still within connect_timeout: on expiry the timer closes the socket, which ends the handshake.
+    auto [ec] = co_await tls.stream.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
+    if (phase_ == phase::closed) co_return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
+    if (ec) {
+        auto err = handshake_error(tls, a, ec);
+        close(err);
+        co_return err;
+    }
     co_return error_info{};
 }
 
 asio::awaitable<error_info> session_client::wait_validated() {
     while (!validated_ && phase_ != phase::closed) co_await wait_event();
     if (validated_ && phase_ != phase::closed) co_return error_info{};
+    if (closed_by_) co_return closed_by_;  // e.g. timeout, or the router refused our TLS certificate
     co_return make_error(errc::connection_lost, "closed before the router validated the connection");
 }
 

@@ -14,6 +14,26 @@ TEST(router_address, parses_tcp_endpoints) {
     ASSERT_TRUE(a);
     EXPECT_EQ(a->host, "router.example");
     EXPECT_EQ(a->port, 4064);
+    EXPECT_FALSE(a->tls);
+}
+
+TEST(router_address, ssl_endpoints_select_tls) {
+    auto a = router_address::parse("ssl -h 127.0.0.1 -p 4064");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->host, "127.0.0.1");
+    EXPECT_EQ(a->port, 4064);
+    EXPECT_TRUE(a->tls);
+    a = router_address::parse("ssl -h router.example -p 4064 -t 60000:tcp -h router.example -p 4063");
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->tls) << "the first endpoint of the list decides";
+    a = router_address::parse("tcp -h router.example -p 4063:ssl -h router.example -p 4064");
+    ASSERT_TRUE(a);
+    EXPECT_FALSE(a->tls);
+    EXPECT_EQ(a->port, 4063);
+    EXPECT_FALSE(router_address::parse("ssl -p 4064"));
+    EXPECT_FALSE(router_address::parse("ssl -h 127.0.0.1"));
+    EXPECT_FALSE(router_address::parse("wss -h 127.0.0.1 -p 4064"));
+    EXPECT_FALSE(router_address::parse("ws -h 127.0.0.1 -p 4064"));
 }
 
 TEST(router_address, rejects_what_it_cannot_connect_to) {

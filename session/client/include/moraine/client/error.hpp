@@ -25,7 +25,15 @@ enum class errc {
     protocol_error,         ///< the router sent bytes that are not Ice 1.0 (connection closed)
     queue_full,             ///< the connection's write queue is over session_options::write_queue_limit
     not_connected,          ///< no open session: async_open not done, or the session is closed
-    bad_endpoint,           ///< the router endpoint string is not `tcp -h HOST -p PORT`
+    bad_endpoint,           ///< the router endpoint string is not `tcp|ssl -h HOST -p PORT`
+    tls_not_configured,     ///< the router address is `ssl` but session_options::tls is null:
+                            ///< refused before connecting (never tried over tcp instead)
+    bad_tls_config,         ///< tls_context::create: a CA, certificate or key file cannot be read or
+                            ///< used; detail = the file and OpenSSL's reason
+    tls_handshake_failed,   ///< the TLS handshake with the router failed (detail: the router's address,
+                            ///< OpenSSL's reason and verdict, e.g. "certificate verify failed (SSL
+                            ///< routines): hostname mismatch"), or the router refused the connection
+                            ///< right after it, before validating it (TLS 1.3; e.g. no client certificate)
 };
 
 /// The category of client::errc ("moraine.client"). Convertible to std::error_code like any

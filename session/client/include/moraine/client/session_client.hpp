@@ -17,20 +17,25 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace moraine::client {
 
-/** A Glacier2 session: one TCP connection to a router's client endpoint, carrying router calls,
+struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` address
+
+/** A Glacier2 session: one TCP or TLS connection to a router's client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (spec/ice-wire.md §10,
     spec/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
     own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
     wait hold one until close(). An idle open session holds its socket, three timers, two
     coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
     --measure); reads go through a per-thread 64 KiB buffer, and only an incomplete message is
-    kept per session.
+    kept per session. A TLS session (`ssl` address) adds about 100 KiB, owned by its read and
+    write coroutines: asio::ssl::stream's four 17 KiB buffers, OpenSSL's connection state and
+    the session's own 8 KiB read buffer; a tcp session carries nothing for TLS.
 
     Threads: the executor must be single-threaded (an io_context run by one thread, or a
     strand). The async_* functions may be called from any thread: they dispatch to it. The
@@ -49,13 +54,17 @@ public:
     session_client(const session_client&) = delete;
     session_client& operator=(const session_client&) = delete;
 
-    /** Opens the session: connects to `router` (connect_timeout covers connect and the router's
-        validate connection), calls `Glacier2::Router::createSession(user, password)`, then in
-        one round trip `getCategoryForClient` and `getACMTimeout`, then, if the
-        category is not empty, `getServerProxy` (spec/glacier2.md §3). Call once.
+    /** Opens the session: connects to `router` (connect_timeout covers connect, the TLS
+        handshake for an `ssl` address and the router's validate connection), calls
+        `Glacier2::Router::createSession(user, password)`, then in one round trip
+        `getCategoryForClient` and `getACMTimeout`, then, if the category is not empty,
+        `getServerProxy` (spec/glacier2.md §3). Call once (this or async_open_secure).
         Completion `void(error_info)`: empty on success; errc::permission_denied or
         ::cannot_create_session with the router's reason; errc::timeout; a socket error
-        (e.g. connection_refused); errc::connection_lost. On failure the session is closed. */
+        (e.g. connection_refused); errc::connection_lost; for an `ssl` address also
+        errc::tls_not_configured (session_options::tls is null: nothing is sent) and
+        ::tls_handshake_failed (e.g. the router's certificate is not trusted).
+        On failure the session is closed. */
     template <class Token>
     auto async_open(router_address router, std::string user, std::string password, Token&& token) {
         // Arguments travel captured in the initiation, not as async_initiate's extra arguments:
@@ -64,7 +73,26 @@ public:
             [self = shared_from_this(), a = std::move(router), u = std::move(user),
              p = std::move(password)](auto handler) mutable {
                 self->spawn_with([self, a = std::move(a), u = std::move(u), p = std::move(p)]() mutable {
-                    return self->open_coro(std::move(a), std::move(u), std::move(p));
+                    std::optional<credentials> login(credentials{std::move(u), std::move(p)});
+                    return self->open_coro(std::move(a), std::move(login));
+                }, std::move(handler));
+            },
+            token);
+    }
+
+    /** Opens the session as async_open does, but authenticated by the TLS connection instead of
+        a password: `Glacier2::Router::createSessionFromSecureConnection()`, which the router
+        decides from the client certificate (tls_options::cert_file) with its
+        Glacier2.SSLPermissionsVerifier (spec/transports.md §4.3). Meant for an `ssl` address:
+        over tcp the router refuses it (permission_denied "not ssl connection"). Call once.
+        Completion `void(error_info)` as async_open, e.g. errc::permission_denied "no configured
+        ssl permissions verifier", or ::cannot_create_session, with the router's reason. */
+    template <class Token>
+    auto async_open_secure(router_address router, Token&& token) {
+        return asio::async_initiate<Token, void(error_info)>(
+            [self = shared_from_this(), a = std::move(router)](auto handler) mutable {
+                self->spawn_with([self, a = std::move(a)]() mutable {
+                    return self->open_coro(std::move(a), std::nullopt);
                 }, std::move(handler));
             },
             token);
@@ -147,7 +175,11 @@ public:
     executor_type get_executor() const noexcept { return ex_; }
 
 private:
-    enum class phase { idle, connecting, creating, open, closing, closed };
+    enum class phase : std::uint8_t { idle, connecting, creating, open, closing, closed };
+    /// createSession's user id and password; none = createSessionFromSecureConnection.
+    struct credentials {
+        std::string user, password;
+    };
     struct pending_call {
         asio::any_completion_handler<void(call_result)> handler;
         std::chrono::steady_clock::time_point deadline;
@@ -173,8 +205,9 @@ private:
     static void set_bug(call_result& v) { v = call_result::failure(make_error(errc::protocol_error, "internal error in the client library")); }
 
     // Operations (session_client_ops.cpp).
-    asio::awaitable<error_info> open_coro(router_address a, std::string user, std::string password);
+    asio::awaitable<error_info> open_coro(router_address a, std::optional<credentials> login);
     asio::awaitable<error_info> connect(const router_address& a);
+    asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls);
     asio::awaitable<error_info> wait_validated();
     asio::awaitable<error_info> fetch_session_info();
     asio::awaitable<call_result> invoke_coro(call c);
@@ -187,9 +220,14 @@ private:
                                         protocol::operation_mode mode, protocol::byte_view params);
 
     // Connection (session_client_io.cpp).
-    void start_loops();
+    void start_loops(std::shared_ptr<tls_stream> tls);
     asio::awaitable<void> read_loop();
     asio::awaitable<void> write_loop();
+    asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls);
+    asio::awaitable<void> write_loop_tls(std::shared_ptr<tls_stream> tls);
+    std::size_t gather(std::vector<asio::const_buffer>& batch) const;
+    bool on_written(const boost::system::error_code& ec, std::size_t n);
+    error_info read_error(const boost::system::error_code& ec) const;
     void arm_timer();
     bool on_bytes(protocol::byte_view data);
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
@@ -209,15 +247,18 @@ private:
     void close(error_info why);
     error_info not_open() const;
     asio::awaitable<void> wait_event();
+    protocol::limits limits() const noexcept { return {opts_.max_message_bytes}; }
 
+    // A tcp session pays nothing for TLS: the TLS stream lives in the loops' frames, and opts_.tls
+    // fits in what packing phase_, the flags and last_request_id_ into one word saved.
     executor_type ex_;
     session_options opts_;
-    protocol::limits limits_;
     tcp::socket socket_;
     protocol::identity router_id_;
     phase phase_ = phase::idle;
     bool validated_ = false;
     bool close_after_flush_ = false;
+    std::int32_t last_request_id_ = 0;
 
     std::vector<protocol::byte_buffer> out_;  // whole messages, oldest first
     std::size_t out_bytes_ = 0;
@@ -227,7 +268,6 @@ private:
     asio::steady_timer event_;               // condition variable: validated, route changes, close
 
     std::unordered_map<std::int32_t, pending_call> pending_;
-    std::int32_t last_request_id_ = 0;
     routing_cache routes_;
     servant_map servants_;
     std::string category_;

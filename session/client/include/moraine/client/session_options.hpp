@@ -2,9 +2,12 @@
 // Settings of one client session.
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace moraine::client {
+
+class tls_context;
 
 /// Settings of a session_client. Defaults suit a Glacier2 3.7 router with default settings.
 struct session_options {
@@ -12,7 +15,7 @@ struct session_options {
     std::string instance_name = "Glacier2";
     /// Bound on each twoway call (router calls included) from send to reply; errc::timeout after.
     std::chrono::milliseconds call_timeout{60'000};
-    /// Bound on TCP connect + the router's validate connection, and on the graceful close.
+    /// Bound on TCP connect + TLS handshake (ssl) + the router's validate connection, and on the graceful close.
     std::chrono::milliseconds connect_timeout{10'000};
     /// Keep the session alive: after createSession the client asks getACMTimeout and sends a
     /// heartbeat (validate connection message) whenever it wrote nothing for half of it
@@ -25,6 +28,10 @@ struct session_options {
     std::size_t write_queue_limit = 1024 * 1024;
     /// Largest message accepted from the router, in bytes (Ice.MessageSizeMax × 1024; 0 = unlimited).
     std::size_t max_message_bytes = 1024 * 1024;
+    /// TLS settings for `ssl` router addresses (router_address::tls), made once with
+    /// tls_context::create and shared by any number of sessions; unused for tcp addresses.
+    /// Null: an ssl address fails with errc::tls_not_configured (never tried over tcp).
+    std::shared_ptr<const tls_context> tls;
 };
 
 }  // namespace moraine::client

@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+"""moraine::client over TLS against a real router's `ssl` client endpoint (IceSSL).
+
+  /usr/bin/python3 tests/client/tls_client_test.py --router glacier2 --client-bin /tmp/client-build/bin/client_smoke
+  /usr/bin/python3 tests/client/tls_client_test.py --router moraine --moraine-bin build/bin/moraine-router \\
+      --client-bin build/bin/client_smoke
+
+Standard library only. Makes a fresh test PKI with the `openssl` command in a temporary
+directory (a CA; the router's certificate for IP:127.0.0.1; a client certificate, its key also
+encrypted; an unrelated CA), starts two routers on one property file each, then runs
+`client_smoke --open-only` (no back end) against them:
+
+  main    Glacier2.Client.Endpoints=ssl, IceSSL.VerifyPeer=1,
+          Glacier2.PermissionsVerifier=Glacier2/NullPermissionsVerifier,
+          Glacier2.SSLPermissionsVerifier=Glacier2/NullSSLPermissionsVerifier
+    password         createSession over TLS, client certificate, server name checked; 20 at once
+    secure           createSessionFromSecureConnection, encrypted client key + password; 20 at once
+    no-client-cert   createSession over TLS without a client certificate (VerifyPeer=1 allows it)
+    wrong-ca         the router's certificate checked against an unrelated CA: refused, clearly
+    wrong-name       --tls-server-name that the router's certificate does not name: refused
+    no-tls-settings  an ssl --router without any --tls-* option: refused before connecting
+  strict  the same, but IceSSL.VerifyPeer=2 and no SSL permissions verifier
+    strict-no-cert        no client certificate: the router refuses the connection
+    strict-password       createSession with a client certificate
+    strict-secure-denied  createSessionFromSecureConnection -> PermissionDeniedException
+                          "no configured ssl permissions verifier" (the sliced exception, mapped)
+
+glacier2router is started as `/usr/bin/glacier2router --Ice.Config=FILE`, moraine-router as
+`MORAINE_BIN --ice-config FILE`. Only processes this script starts are stopped, by PID; every
+step is bounded in time. Prints PASS/FAIL per check and exits 1 if any failed (files kept then).
+"""
+import argparse
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GLACIER2 = "/usr/bin/glacier2router"
+KEY_PASSWORD = "client-key-password"
+OPENSSL_TIMEOUT = 30      # seconds per openssl command
+ROUTER_START_TIMEOUT = 15  # seconds until the ssl endpoint completes a TLS handshake
+CLIENT_TIMEOUT = 60       # seconds per client_smoke run
+STOP_TIMEOUT = 5          # seconds between SIGTERM and SIGKILL
+
+
+class Failure(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Certificates
+
+def openssl(d, *args):
+    try:
+        p = subprocess.run(["openssl"] + list(args), cwd=d, capture_output=True, text=True, timeout=OPENSSL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise Failure("openssl %s: no result within %d s" % (args[0], OPENSSL_TIMEOUT))
+    if p.returncode != 0:
+        raise Failure("openssl %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+
+
+def make_ca(d, name, cn):
+    openssl(d, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
+            "-subj", "/O=Moraine Client Test/CN=" + cn,
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            "-keyout", name + "_key.pem", "-out", name + ".pem")
+
+
+def make_leaf(d, name, cn, san=None):
+    openssl(d, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/O=Moraine Client Test/CN=" + cn,
+            "-keyout", name + "_key.pem", "-out", name + ".csr")
+    with open(os.path.join(d, name + ".ext"), "w") as f:
+        f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n")
+        if san:
+            f.write("subjectAltName=%s\n" % san)
+    openssl(d, "x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca_key.pem", "-CAcreateserial",
+            "-sha256", "-days", "2", "-extfile", name + ".ext", "-out", name + ".pem")
+
+
+def make_pki(d):
+    """ca, server (SAN IP:127.0.0.1), client (+ client_key_enc.pem, encrypted), foreign_ca."""
+    make_ca(d, "ca", "Moraine Client Test CA")
+    make_ca(d, "foreign_ca", "Moraine Client Test Foreign CA")
+    make_leaf(d, "server", "127.0.0.1", san="IP:127.0.0.1")
+    make_leaf(d, "client", "moraine-client-test")
+    openssl(d, "pkey", "-in", "client_key.pem", "-aes256", "-passout", "pass:" + KEY_PASSWORD,
+            "-out", "client_key_enc.pem")
+
+
+# ---------------------------------------------------------------------------------------------
+# Routers
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Router:
+    """A router process on its own property file, with an ssl client endpoint on a free port."""
+
+    def __init__(self, kind, moraine_bin, d, name, props):
+        self.name = name
+        self.port = free_port()
+        self.dir = d
+        self.config = os.path.join(d, name + ".cfg")
+        self.log_path = os.path.join(d, name + ".log")
+        props = dict(props)
+        props["Glacier2.Client.Endpoints"] = "ssl -h 127.0.0.1 -p %d" % self.port
+        with open(self.config, "w") as f:
+            for k, v in props.items():
+                f.write("%s=%s\n" % (k, v))
+        if kind == "glacier2":
+            cmd = [GLACIER2, "--Ice.Config=" + self.config]
+        else:
+            cmd = [moraine_bin, "--ice-config", self.config]
+        self.log = open(self.log_path, "w")
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        except OSError as e:
+            self.log.close()
+            raise Failure("cannot start %s: %s" % (cmd[0], e))
+
+    def endpoint(self):
+        return "ssl -h 127.0.0.1 -p %d" % self.port
+
+    def wait_ready(self, ca, cert, key):
+        """Until a TLS handshake with the ssl endpoint succeeds and the router sends its 14-byte
+        validate connection (Python's ssl, trusting `ca`, presenting `cert`)."""
+        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+        ctx.load_cert_chain(cert, key)
+        deadline = time.monotonic() + ROUTER_START_TIMEOUT
+        last = "no attempt"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise Failure("%s exited with status %s:\n%s" % (self.name, self.proc.returncode, self.log_tail()))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as raw:
+                    with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                        tls.settimeout(2)
+                        head = b""
+                        while len(head) < 14:
+                            chunk = tls.recv(14 - len(head))
+                            if not chunk:
+                                break
+                            head += chunk
+                        if head[:4] == b"IceP" and len(head) == 14 and head[8] == 3:
+                            return
+                        last = "unexpected greeting %r" % head
+            except (OSError, ssl.SSLError) as e:
+                last = str(e)
+            time.sleep(0.1)
+        raise Failure("%s: ssl endpoint not ready within %d s (%s):\n%s"
+                      % (self.name, ROUTER_START_TIMEOUT, last, self.log_tail()))
+
+    def log_tail(self, lines=20):
+        self.log.flush()
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=STOP_TIMEOUT)
+        self.log.close()
+
+
+def router_props(d, verify_peer, ssl_verifier):
+    props = {
+        "Glacier2.SessionTimeout": "30",
+        "Glacier2.PermissionsVerifier": "Glacier2/NullPermissionsVerifier",
+        "Ice.Plugin.IceSSL": "IceSSL:createIceSSL",
+        "IceSSL.DefaultDir": d,
+        "IceSSL.CAs": "ca.pem",
+        "IceSSL.CertFile": "server.pem",
+        "IceSSL.KeyFile": "server_key.pem",
+        "IceSSL.VerifyPeer": str(verify_peer),
+        "Ice.Warn.Connections": "1",
+    }
+    if ssl_verifier:
+        props["Glacier2.SSLPermissionsVerifier"] = "Glacier2/NullSSLPermissionsVerifier"
+    return props
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+
+def run_client(name, cmd, expect_in_output=()):
+    """Runs client_smoke; passes if it exits 0 with PASS last and prints every expected text."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=CLIENT_TIMEOUT,
+                           stdin=subprocess.DEVNULL)
+        out, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        rc = "timeout after %d s" % CLIENT_TIMEOUT
+    missing = [t for t in expect_in_output if t not in out]
+    ok = rc == 0 and out.rstrip().endswith("PASS") and not missing
+    print("%s %s %.1fs" % ("PASS" if ok else "FAIL", name, time.monotonic() - t0))
+    for line in out.rstrip().splitlines():
+        print("    " + line)
+    if not ok:
+        print("    (exit status %s%s)" % (rc, "; missing: %r" % missing if missing else ""))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--router", choices=["glacier2", "moraine"], default="glacier2")
+    ap.add_argument("--moraine-bin", default=os.path.join(REPO, "build", "bin", "moraine-router"))
+    ap.add_argument("--client-bin", default=os.path.join(REPO, "build", "bin", "client_smoke"))
+    ap.add_argument("--sessions", type=int, default=20, help="sessions opened at once in the passing checks")
+    ap.add_argument("--keep", action="store_true", help="keep certificates, configs and logs even on success")
+    args = ap.parse_args()
+
+    client = os.path.abspath(args.client_bin)
+    moraine = os.path.abspath(args.moraine_bin)
+    for path, what in [(client, "--client-bin")] + ([(moraine, "--moraine-bin")] if args.router == "moraine"
+                                                    else [(GLACIER2, "glacier2router")]):
+        if not os.access(path, os.X_OK):
+            print("FAIL setup: %s %s is not an executable" % (what, path))
+            return 1
+
+    d = tempfile.mkdtemp(prefix="moraine-client-tls-")
+
+    def path(name):
+        return os.path.join(d, name)
+
+    routers, results = [], []
+    try:
+        t0 = time.monotonic()
+        make_pki(d)
+        print("certificates made in %.1fs in %s" % (time.monotonic() - t0, d))
+        main_router = Router(args.router, moraine, d, "main", router_props(d, 1, True))
+        routers.append(main_router)
+        strict = Router(args.router, moraine, d, "strict", router_props(d, 2, False))
+        routers.append(strict)
+        for r in routers:
+            r.wait_ready(path("ca.pem"), path("client.pem"), path("client_key.pem"))
+
+        def smoke(router, *extra):
+            return [client, "--router", router.endpoint(), "--open-only", "--user", "alice", "--password", "x"] + list(extra)
+
+        def expect_error(text):
+            return ["--expect-error", text]
+
+        ca = ["--tls-ca", path("ca.pem")]
+        cert = ["--tls-cert", path("client.pem"), "--tls-key", path("client_key.pem")]
+        cert_enc = ["--tls-cert", path("client.pem"), "--tls-key", path("client_key_enc.pem"),
+                    "--tls-key-password", KEY_PASSWORD]
+        n = ["--sessions", str(args.sessions)]
+        handshake_failed = expect_error("TLS handshake failed")
+        # (name, client_smoke command, texts its output must contain)
+        checks = [
+            ("password", smoke(main_router, *ca, *cert, "--tls-server-name", "127.0.0.1", *n),
+             ["createSession sessions"]),
+            ("secure", smoke(main_router, *ca, *cert_enc, "--secure", *n),
+             ["createSessionFromSecureConnection sessions"]),
+            ("no-client-cert", smoke(main_router, *ca, "--sessions", "1"), []),
+            ("wrong-ca", smoke(main_router, "--tls-ca", path("foreign_ca.pem"), *cert, *handshake_failed),
+             ["certificate verify failed"]),
+            ("wrong-name", smoke(main_router, *ca, "--tls-server-name", "router.example.com", *handshake_failed),
+             ["hostname mismatch"]),
+            ("no-tls-settings", smoke(main_router, *expect_error("TLS not configured")), ["is ssl but"]),
+            ("strict-no-cert", smoke(strict, *ca, *handshake_failed), []),
+            ("strict-password", smoke(strict, *ca, *cert, "--sessions", "2"), []),
+            ("strict-secure-denied",
+             smoke(strict, *ca, *cert, "--secure",
+                   *expect_error("permission denied: no configured ssl permissions verifier")), []),
+        ]
+        for name, cmd, expect in checks:
+            results.append(run_client(name, cmd, expect))
+        for r in routers:
+            if r.proc.poll() is not None:
+                print("FAIL %s router exited during the run (status %s)" % (r.name, r.proc.returncode))
+                results.append(False)
+    except Failure as e:
+        print("FAIL setup: %s" % e)
+        results.append(False)
+    finally:
+        for r in routers:
+            r.stop()
+        ok = bool(results) and all(results)
+        if ok and not args.keep:
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            print("files and router logs kept in %s" % d)
+    print("%d/%d passed (router %s)" % (sum(results), len(results), args.router))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
