@@ -2,7 +2,7 @@
 """clock_compare.py: the clock demo against moraine-router and against glacier2router + IceStorm.
 
   cd /work/main && /usr/bin/python3 perf/clock_compare.py [--sessions 2000[,8000]] [--repeats 3]
-        [--window 30] [--routers moraine,glacier2] [--bin-dir build-lead/bin]
+        [--window 30] [--routers moraine,glacier2] [--transport tcp[,tls]] [--bin-dir build-lead/bin]
         [--kernel-bench build-perf/bin/bench_kernel_write]
 
 For each run (routers interleaved: moraine, glacier2, moraine, ...):
@@ -30,6 +30,16 @@ status line (so it has found the topic) clock-publisher. That order matters for 
 subscriber calls TopicManager::retrieve with mode Normal, which the real IceStorm rejects
 (retrieve is idempotent), so it only gets the topic by creating it itself.
 
+--transport tls (or tcp,tls: each repeat runs both, interleaved) puts the routers' CLIENT endpoint
+(4063) on ssl, and clock-subscriber connects over TLS (--router "ssl -h 127.0.0.1 -p 4063"
+--tls-ca/--tls-cert/--tls-key). Certificates are made fresh with `openssl` (perf/tls_certs.py) in a
+temporary directory. moraine-router reads a copy of conf/moraine.yaml with that endpoint, the
+absolute crypt_passwords path and a `tls:` section (default_dir, cas, cert_file, key_file,
+verify_peer: 1); glacier2router a copy of the --glacier2-cfg file with that endpoint and the same
+settings as IceSSL keys (Ice.Plugin.IceSSL, IceSSL.DefaultDir/CAs/CertFile/KeyFile, VerifyPeer=1).
+Everything else stays tcp: the server endpoint (4064, where IceStorm delivers to glacier2router),
+the TopicManager and Publish endpoints (icebox reads --glacier2-cfg unchanged), clock-publisher.
+
 Every process is stopped by PID (SIGTERM, SIGKILL after 5 s); every wait is bounded.
 Writes perf/out/clock_compare-<time>.json and prints a table.
 """
@@ -50,6 +60,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import tls_certs  # perf/tls_certs.py (this directory is on sys.path when run as a script)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo", "clock"))
 from run_demo import rss_kib  # noqa: E402  (one /proc reader for the demo and the comparison)
@@ -184,15 +196,20 @@ def wait_ports_free(ports, timeout):
         time.sleep(0.5)
 
 
-def wait_ready(proc, port, timeout=15.0):
-    """Until port answers with an Ice validate connection message."""
+def wait_ready(proc, port, timeout=15.0, tls=None):
+    """Until port answers with an Ice validate connection message (after a TLS handshake with the
+    ssl.SSLContext tls, if given: an ssl endpoint)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if not proc.alive():
             raise RunError("%s exited (%s) before listening on %d: %s" % (proc.name, proc.popen.returncode, port,
                                                                          proc.tail()))
         try:
-            with socket.create_connection((HOST, port), timeout=1.0) as s:
+            raw = socket.create_connection((HOST, port), timeout=2.0)
+            s = raw
+            try:
+                if tls:
+                    s = tls.wrap_socket(raw, server_hostname=HOST)  # takes raw's descriptor
                 s.settimeout(1.0)
                 data = b""
                 while len(data) < 14:
@@ -200,8 +217,11 @@ def wait_ready(proc, port, timeout=15.0):
                     if not chunk:
                         break
                     data += chunk
-                if data == VALIDATE:
-                    return
+            finally:
+                s.close()
+                raw.close()
+            if data == VALIDATE:
+                return
         except OSError:
             pass
         time.sleep(0.1)
@@ -290,27 +310,29 @@ def interpolated_setup(statuses, n):
 # One run
 
 
-def start_routers(kind, a, bins, tmp):
-    """Starts the router under test; returns ({name: Proc}, name of the router process)."""
+def start_routers(kind, a, bins, tmp, transport="tcp"):
+    """Starts the router under test; returns {name: Proc}. transport tls: the client endpoint is ssl."""
     procs = {}
+    tls = a.tls if transport == "tls" else None
     try:
         if kind == "moraine":
-            p = Proc("moraine-router", [bins["moraine-router"], "--config", os.path.join(REPO, "conf", "moraine.yaml")],
-                     tmp)
+            cfg = tls["moraine_yaml"] if tls else os.path.join(REPO, "conf", "moraine.yaml")
+            p = Proc("moraine-router", [bins["moraine-router"], "--config", cfg], tmp)
             procs["router"] = p
-            for port in a.ports:
-                wait_ready(p, port)
+            for i, port in enumerate(a.ports):
+                wait_ready(p, port, tls=tls["ctx"] if tls and i == 0 else None)
         else:
             box_cfg = os.path.join(tmp, "icebox.cfg")
             with open(box_cfg, "w") as f:
                 f.write("IceBox.Service.IceStorm=IceStormService,37:createIceStorm --Ice.Config=%s "
                         "--IceStorm.Transient=1\nIce.Warn.Connections=0\n" % a.glacier2_cfg)
             procs["icebox"] = Proc("icebox", ["/usr/bin/icebox", "--Ice.Config=" + box_cfg], tmp)
-            procs["router"] = Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + a.glacier2_cfg], tmp)
+            router_cfg = tls["glacier2_cfg"] if tls else a.glacier2_cfg
+            procs["router"] = Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + router_cfg], tmp)
             for port in a.ports[2:]:
                 wait_ready(procs["icebox"], port)
-            for port in a.ports[:2]:
-                wait_ready(procs["router"], port)
+            for i, port in enumerate(a.ports[:2]):
+                wait_ready(procs["router"], port, tls=tls["ctx"] if tls and i == 0 else None)
     except BaseException:
         for p in procs.values():
             p.stop()
@@ -318,24 +340,30 @@ def start_routers(kind, a, bins, tmp):
     return procs
 
 
-def one_run(kind, n, rep, a, bins, outdir):
-    tmp = os.path.join(outdir, "%s-%d-%d" % (kind, n, rep))
+def one_run(kind, n, rep, a, bins, outdir, transport="tcp"):
+    tmp = os.path.join(outdir, "%s%s-%d-%d" % (kind, "-tls" if transport == "tls" else "", n, rep))
     os.makedirs(tmp, exist_ok=True)
-    res = dict(router=kind, sessions=n, repeat=rep, logs=tmp, ok=False)
+    res = dict(router=kind, transport=transport, sessions=n, repeat=rep, logs=tmp, ok=False)
     procs, others = {}, []
     t_run = time.monotonic()
     try:
         wait_ports_free(a.ports, 30)
         if a.wait_quiet > 0:
             res["load_before_cores"] = wait_quiet(a.wait_quiet)
-        procs = start_routers(kind, a, bins, tmp)
+        procs = start_routers(kind, a, bins, tmp, transport)
         time.sleep(0.5)
         base = snapshot(procs)
         res["loadavg_start"] = open("/proc/loadavg").read().split()[:3]
 
         duration = a.settle + a.settle_max + a.window + 10  # outlives the window: stopped by us
-        sub = Proc("clock-subscriber", [bins["clock-subscriber"], "--sessions", str(n), "--duration", str(duration)],
-                   tmp, pipe_stdout=True)
+        sub_cmd = [bins["clock-subscriber"], "--sessions", str(n), "--duration", str(duration)]
+        if transport == "tls":
+            d = a.tls["dir"]
+            sub_cmd += ["--router", "ssl -h %s -p %d" % (HOST, a.ports[0]),
+                        "--tls-ca", os.path.join(d, "ca.pem"), "--tls-cert", os.path.join(d, "client.pem"),
+                        "--tls-key", os.path.join(d, "client_key.pem")]
+        res["subscriber_cmd"] = sub_cmd
+        sub = Proc("clock-subscriber", sub_cmd, tmp, pipe_stdout=True)
         others.append(sub)
         reader = SubscriberReader(sub, os.path.join(tmp, "clock-subscriber.out"))
         reader.start()
@@ -496,24 +524,30 @@ def spread(vals, spec="%.0f"):
     return (spec + " [" + spec + "-" + spec + "]") % (statistics.median(vals), min(vals), max(vals))
 
 
+def label(r):
+    """moraine / glacier2, with /tls for a run over TLS (runs from before --transport have none)."""
+    return r["router"] + ("/tls" if r.get("transport", "tcp") == "tls" else "")
+
+
 def print_runs(runs):
-    hdr = ("%-8s %5s %2s | %6s %6s | %7s %7s %7s %5s | %8s %8s %8s %8s | %7s %7s | %5s"
+    hdr = ("%-12s %5s %2s | %6s %6s | %7s %7s %7s %5s | %8s %8s %8s %8s | %7s %7s | %5s"
            % ("router", "N", "#", "setup", "sess/s", "ev/s", "p50ms", "p99ms", "lost",
               "rtr ns", "icebox", "sum ns", "sub ns", "rtr B", "icebx B", "other"))
     print(hdr)
     print("-" * len(hdr))
     for r in runs:
+        name = label(r)
         if not r.get("ok"):
-            print("%-8s %5d %2d | FAILED: %s" % (r["router"], r["sessions"], r["repeat"], r.get("error")))
+            print("%-12s %5d %2d | FAILED: %s" % (name, r["sessions"], r["repeat"], r.get("error")))
             continue
         if r.get("steady_not_reached"):
-            print("%-8s %5d %2d | (no steady state reached: N ticks/s for %d s in a row)" % (
-                r["router"], r["sessions"], r["repeat"], r["settle_s"]))
+            print("%-12s %5d %2d | (no steady state reached: N ticks/s for %d s in a row)" % (
+                name, r["sessions"], r["repeat"], r["settle_s"]))
         c = r["cpu"]
         ib = c.get("icebox", {}).get("ns_per_event")
         rb = r["rss_bytes_per_session"]
-        print("%-8s %5d %2d | %6.2f %6.0f | %7.0f %7.2f %7.2f %5d | %8.0f %8s %8.0f %8.0f | %7.0f %7s | %5.2f"
-              % (r["router"], r["sessions"], r["repeat"], r["setup_interp_s"], r["setup_rate"], r["events_per_s"],
+        print("%-12s %5d %2d | %6.2f %6.0f | %7.0f %7.2f %7.2f %5d | %8.0f %8s %8.0f %8.0f | %7.0f %7s | %5.2f"
+              % (name, r["sessions"], r["repeat"], r["setup_interp_s"], r["setup_rate"], r["events_per_s"],
                  r["p50_ms"], r["p99_ms"], r["lost"], c["router"]["ns_per_event"], fmt(ib),
                  c["router"]["ns_per_event"] + (ib or 0), c["subscriber"]["ns_per_event"],
                  rb["router"], fmt(rb.get("icebox")), r["other_busy_cores"]))
@@ -526,15 +560,15 @@ def summarise(runs, kernel):
     groups = {}
     for r in runs:
         if r.get("ok"):
-            groups.setdefault((r["router"], r["sessions"]), []).append(r)
+            groups.setdefault((r["router"], r["sessions"], r.get("transport", "tcp")), []).append(r)
     out = []
-    for (kind, n), rs in sorted(groups.items()):
+    for (kind, n, transport), rs in sorted(groups.items()):
         k = (kernel or {}).get(n) or {}
         kw = (k.get("write") or {}).get("cpu_ns_per_write")
         rtr = [r["cpu"]["router"]["ns_per_event"] for r in rs]
         ibx = [r["cpu"]["icebox"]["ns_per_event"] for r in rs if "icebox" in r["cpu"]]
         tot = [r["cpu"]["router"]["ns_per_event"] + r["cpu"].get("icebox", {}).get("ns_per_event", 0) for r in rs]
-        s = dict(router=kind, sessions=n, repeats=len(rs),
+        s = dict(router=kind, transport=transport, sessions=n, repeats=len(rs),
                  setup_s=[r["setup_interp_s"] for r in rs], setup_printed_s=[r["setup_s"] for r in rs],
                  setup_rate=[r["setup_rate"] for r in rs],
                  setup_cpu_us_per_session={p: [r["setup_cpu_us_per_session"][p] for r in rs]
@@ -571,7 +605,7 @@ def summarise(runs, kernel):
 def print_summary(summary):
     print("\nmedian [min-max] over repeats")
     for s in summary:
-        print("\n%s, %d sessions, %d repeat(s):" % (s["router"], s["sessions"], s["repeats"]))
+        print("\n%s, %d sessions, %d repeat(s):" % (label(s), s["sessions"], s["repeats"]))
         print("  set-up                 %s s (printed: %s s), %s sessions/s" % (
             spread(s["setup_s"], "%.2f"), spread(s["setup_printed_s"], "%.2f"), spread(s["setup_rate"])))
         for p, v in s["setup_cpu_us_per_session"].items():
@@ -630,6 +664,51 @@ def glacier2_ports(cfg):
     return ports
 
 
+def tls_setup(a, tmp, subscriber):
+    """Certificates and the routers' TLS configuration files, in tmp. Checks that clock-subscriber
+    has the TLS options. Returns {dir, ctx, moraine_yaml, glacier2_cfg}."""
+    helptext = subprocess.run([subscriber, "--help"], capture_output=True, text=True, timeout=10).stdout
+    missing = [o for o in ("--tls-ca", "--tls-cert", "--tls-key") if o not in helptext]
+    if missing:
+        raise RunError("%s has no %s option (clock-subscriber --help)" % (subscriber, ", ".join(missing)))
+    d = os.path.join(tmp, "tls")
+    try:
+        tls_certs.make(d)
+    except (RuntimeError, OSError) as e:
+        raise RunError("certificates: %s" % e)
+    client_ep = "ssl -h %s -p %d" % (HOST, a.ports[0])
+
+    # moraine: conf/moraine.yaml with the client endpoint on ssl and a tls: section.
+    src = os.path.join(REPO, "conf", "moraine.yaml")
+    text = open(src).read()
+    if re.search(r"^tls:", text, re.M):
+        raise RunError("%s already has a tls: section; this script adds its own" % src)
+    pat = r'(\n  endpoints: )"tcp (-h %s -p %d)"' % (re.escape(HOST), a.ports[0])
+    text, k = re.subn(pat, r'\1"ssl \2"', text)
+    if k != 1:
+        raise RunError("%s: expected one client endpoint \"tcp -h %s -p %d\"" % (src, HOST, a.ports[0]))
+    text, k = re.subn(r"(\n  crypt_passwords: )(\S+)", lambda m: m.group(1) + os.path.join(REPO, "conf", m.group(2)), text)
+    if k != 1:
+        raise RunError("%s: expected one crypt_passwords key" % src)
+    text += ("\n# Added by perf/clock_compare.py --transport tls.\ntls:\n  default_dir: %s\n  cas: ca.pem\n"
+             "  cert_file: server.pem\n  key_file: server_key.pem\n  verify_peer: 1\n" % d)
+    moraine_yaml = os.path.join(tmp, "moraine-tls.yaml")
+    with open(moraine_yaml, "w") as f:
+        f.write(text)
+
+    # glacier2router: the --glacier2-cfg file with the client endpoint on ssl and the IceSSL keys.
+    text = open(a.glacier2_cfg).read()
+    text, k = re.subn(r"^(Glacier2\.Client\.Endpoints\s*=\s*)tcp(\s)", r"\1ssl\2", text, flags=re.M)
+    if k != 1:
+        raise RunError("%s: expected one tcp Glacier2.Client.Endpoints" % a.glacier2_cfg)
+    text += "\n# Added by perf/clock_compare.py --transport tls.\n" + "".join(
+        "%s=%s\n" % kv for kv in tls_certs.iceSSL_props(d, "server", verify_peer=1).items())
+    glacier2_cfg = os.path.join(tmp, "glacier2-tls.cfg")
+    with open(glacier2_cfg, "w") as f:
+        f.write(text)
+    return dict(dir=d, ctx=tls_certs.probe_context(d), moraine_yaml=moraine_yaml, glacier2_cfg=glacier2_cfg)
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -652,6 +731,9 @@ def main():
     ap.add_argument("--wait-quiet", type=float, default=20,
                     help="before each run, wait up to this many s for other un-niced load under 0.5 cores (0: don't)")
     ap.add_argument("--routers", default="moraine,glacier2")
+    ap.add_argument("--transport", default="tcp",
+                    help="tcp, tls or tcp,tls: the routers' client endpoint and clock-subscriber's connection "
+                         "(default tcp)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build-lead", "bin"))
     ap.add_argument("--glacier2-cfg", default=os.path.join(REPO, "conf", "glacier2.cfg"))
     ap.add_argument("--kernel-bench", default=os.path.join(REPO, "build-perf", "bin", "bench_kernel_write"),
@@ -664,6 +746,9 @@ def main():
         if k not in ("moraine", "glacier2"):
             sys.exit("unknown router %s" % k)
     a.ports = glacier2_ports(a.glacier2_cfg)
+    transports = [t for t in a.transport.split(",") if t]
+    if not transports or any(t not in ("tcp", "tls") for t in transports):
+        sys.exit("--transport: tcp, tls or tcp,tls")
     os.chdir(REPO)  # glacier2router reads Glacier2.CryptPasswords relative to the working directory
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -689,6 +774,15 @@ def main():
         bin_info[b] = dict(path=src, sha256=sha256(bins[b]),
                            mtime=datetime.datetime.fromtimestamp(os.path.getmtime(src)).isoformat())
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    a.tls = None
+    if "tls" in transports:
+        try:
+            a.tls = tls_setup(a, bins_tmp, bins["clock-subscriber"])
+        except RunError as e:
+            shutil.rmtree(bins_tmp, ignore_errors=True)
+            sys.exit("--transport tls: %s" % e)
+        for k in ("moraine_yaml", "glacier2_cfg"):  # what the routers read (cert paths point to a temp dir)
+            shutil.copy2(a.tls[k], os.path.join(logdir, os.path.basename(a.tls[k])))
 
     result = dict(started=stamp, argv=sys.argv, git_head=git, binaries=bin_info, logs=logdir,
                   machine=dict(cpus=NCPU, kernel=os.uname().release,
@@ -697,7 +791,7 @@ def main():
                                nofile_limit=subprocess.run(["sh", "-c", "ulimit -n"], capture_output=True,
                                                            text=True).stdout.strip()),
                   config=dict(sessions=a.sessions_list, repeats=a.repeats, window_s=a.window, settle_s=a.settle,
-                              routers=kinds, glacier2_cfg=a.glacier2_cfg, ports=a.ports,
+                              routers=kinds, transports=transports, glacier2_cfg=a.glacier2_cfg, ports=a.ports,
                               moraine_cfg=os.path.join(REPO, "conf", "moraine.yaml")),
                   kernel={}, runs=[])
     t0 = time.monotonic()
@@ -715,9 +809,9 @@ def main():
             log("no %s: build it (see perf/README.md); skipping the kernel baseline" % a.kernel_bench)
         for n in a.sessions_list:
             for rep in range(1, a.repeats + 1):
-                for kind in kinds:
-                    log("%s, %d sessions, repeat %d" % (kind, n, rep))
-                    r = one_run(kind, n, rep, a, bins, logdir)
+                for kind, transport in [(k, t) for t in transports for k in kinds]:
+                    log("%s%s, %d sessions, repeat %d" % (kind, " over tls" if transport == "tls" else "", n, rep))
+                    r = one_run(kind, n, rep, a, bins, logdir, transport)
                     result["runs"].append(r)
                     if r.get("ok"):
                         c = r["cpu"]
