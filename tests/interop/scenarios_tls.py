@@ -99,6 +99,17 @@ def tls_verifier_router(env):
     return env.router("tls-verifier", props, transport="ssl", tls=c.probe_context())
 
 
+def tls_manager_router(env):
+    """Client endpoint ssl, VerifyPeer=1, the built-in SSL verifier, and
+    Glacier2.SSLSessionManager = the session_manager peer's `sslmanager`."""
+    c = certs(env)
+    props = c.ice_props("server", verify_peer=1)
+    props.update({"Glacier2.SSLPermissionsVerifier": "Glacier2/NullSSLPermissionsVerifier",
+                  "Glacier2.SSLSessionManager": "sslmanager:" + H.endpoint(env.peer("session_manager")),
+                  "Glacier2.SessionTimeout": str(SESSION_TIMEOUT)})
+    return env.router("tls-manager", props, transport="ssl", tls=c.probe_context())
+
+
 def tls_backend(env):
     """peers/backend.py listening on ssl only (Ice.Default.Protocol=ssl), with its own
     certificate and VerifyPeer=2: the router must connect to it over TLS, with a certificate."""
@@ -345,3 +356,29 @@ def tls_callback(env):
         check(servant.wait_for("ring-tls"), "twoway callback over TLS not received (got %s)" % servant.got)
         hello.callMeBackOneway(cb, "ring-tls-oneway")
         check(servant.wait_for("ring-tls-oneway"), "oneway callback over TLS not received (got %s)" % servant.got)
+
+
+@scenario
+def tls_ssl_session_manager(env):
+    """createSessionFromSecureConnection with Glacier2.SSLSessionManager: the manager gets the
+    SSLInfo and a SessionControl, its Session* goes to the client, destroySession reaches it."""
+    router = tls_manager_router(env)
+    with env.communicator() as plain:
+        rec = recorder(plain, env.peer("session_manager"))
+        with tls_client(env, router) as (ic, prx):
+            try:
+                sess = prx.createSessionFromSecureConnection()
+            except Ice.Exception as e:
+                raise Failure("createSessionFromSecureConnection failed: %s: %s" % (type(e).__name__, short(e)))
+            cn = tls_certs.CLIENT_A_CN
+            check(sess is not None and sess.ice_getIdentity() == Ice.Identity(cn, "session"),
+                  "Session* is %s, expected the manager's session/%s" % (sess, cn))
+            created = [e for e in rec.events() if e.startswith("sslcreate " + cn + " ")]
+            check(created, "the SSLSessionManager recorded no create for %s: %s" % (cn, rec.events()[-3:]))
+            check(" control=1 " in created[-1] and " certs=2 " in created[-1] and "cipher=TLS_" in created[-1],
+                  "create got %r, expected a SessionControl, 2 certificates and a cipher" % created[-1])
+            check(hello_via(ic, env.backend()).sayHello("m") == "hello m", "routed call in the session failed")
+            prx.destroySession()
+            check(H.wait_until(lambda: "destroy " + cn in rec.events(), 5.0, 0.1),
+                  "the manager's Session::destroy was not called after destroySession")
+        return created[-1]

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Glacier2::SessionManager peer on 127.0.0.1:PORT, identities `manager` and `recorder`.
+"""Glacier2::SessionManager peer on 127.0.0.1:PORT, identities `manager` and `recorder`, and
+Glacier2::SSLSessionManager `sslmanager`.
 
   session_manager.py PORT
 
@@ -8,12 +9,18 @@ router passes is recorded; the user name selects extra behaviour, so that scenar
 for it without a side channel:
   ctl-*     : calls control.getSessionTimeout() and control.categories().add(["allowed"])
   refuse-*  : throws CannotCreateSessionException("manager refused <user>")
+sslmanager's create(info, control) records "sslcreate <cn> control=<0|1> certs=<n> cipher=<c>"
+(cn: the subject CN of info.certs[0]) and returns a Session session/<cn>.
 """
+import os
 import sys
 
 import Glacier2
 import Ice
 from peer_common import RecorderI, communicator, serve
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import tls_certs  # noqa: E402
 
 
 class SessionI(Glacier2.Session):
@@ -41,7 +48,19 @@ class ManagerI(Glacier2.SessionManager):
         return Glacier2.SessionPrx.uncheckedCast(prx)
 
 
+class SSLManagerI(Glacier2.SSLSessionManager):
+    def __init__(self, recorder):
+        self._rec = recorder
+
+    def create(self, info, control, current):
+        cn = tls_certs.subject_cn(info.certs[0]) if info.certs else "none"
+        self._rec.record("sslcreate %s control=%d certs=%d cipher=%s"
+                         % (cn, control is not None, len(info.certs), info.cipher))
+        prx = current.adapter.add(SessionI(cn, self._rec), Ice.Identity(cn, "session"))
+        return Glacier2.SessionPrx.uncheckedCast(prx)
+
+
 if __name__ == "__main__":
     rec = RecorderI()
     with communicator() as ic:
-        serve(ic, int(sys.argv[1]), {"manager": ManagerI(rec), "recorder": rec})
+        serve(ic, int(sys.argv[1]), {"manager": ManagerI(rec), "sslmanager": SSLManagerI(rec), "recorder": rec})
