@@ -9,54 +9,40 @@
   client.pem / client_key.pem     CN=moraine-perf-client: the load clients' certificate
 
 RSA 2048, SHA-256, valid 2 days, no extendedKeyUsage (IceSSL uses one certificate for both
-directions). Every openssl call is bounded in time; a failure raises RuntimeError.
+directions): made by tests/interop/tls_certs.py's make_ca/make_leaf. Every openssl call is
+bounded in time; a failure raises RuntimeError.
 
   /usr/bin/python3 perf/tls_certs.py DIR      makes them in DIR
 """
+import importlib.util
 import os
-import secrets
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
-SAN = "subjectAltName=IP:127.0.0.1,DNS:localhost"
+
+def _load_test_pki():
+    """tests/interop/tls_certs.py, the project's one test PKI, loaded by path: it shares this
+    module's name, so a plain import would find this file again."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "interop", "tls_certs.py")
+    spec = importlib.util.spec_from_file_location("interop_tls_certs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def openssl(*args, cwd):
-    try:
-        out = subprocess.run(["openssl"] + list(args), cwd=cwd, capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError("openssl %s: no result within 30 s" % args[0])
-    if out.returncode != 0:
-        raise RuntimeError("openssl %s failed (%d): %s" % (" ".join(args), out.returncode, out.stderr.strip()))
-    return out.stdout
+_pki = _load_test_pki()
+SAN, make_ca, make_leaf = _pki.SAN, _pki.make_ca, _pki.make_leaf
 
-
-def _leaf(d, name, cn, san):
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/O=Moraine Perf/CN=" + cn,
-            "-keyout", name + "_key.pem", "-out", name + ".csr", cwd=d)
-    ext = os.path.join(d, name + ".ext")
-    with open(ext, "w") as f:
-        f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n")
-        if san:
-            f.write(SAN + "\n")
-    openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca_key.pem",
-            "-set_serial", str(secrets.randbits(63)), "-sha256", "-days", "2", "-extfile", ext,
-            "-out", name + ".pem", cwd=d)
-    os.unlink(os.path.join(d, name + ".csr"))
-    os.unlink(ext)
+ORG = "Moraine Perf"
 
 
 def make(d):
     """Creates the files of the module docstring in d (created if missing); returns d."""
     os.makedirs(d, exist_ok=True)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
-            "-subj", "/O=Moraine Perf/CN=Moraine Perf Test CA",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            "-keyout", "ca_key.pem", "-out", "ca.pem", cwd=d)
+    make_ca(d, "ca", "Moraine Perf Test CA", org=ORG)
     with ThreadPoolExecutor(max_workers=3) as pool:
-        for f in [pool.submit(_leaf, d, "server", "127.0.0.1", True),
-                  pool.submit(_leaf, d, "backend", "moraine-perf-backend", True),
-                  pool.submit(_leaf, d, "client", "moraine-perf-client", False)]:
+        for f in [pool.submit(make_leaf, d, "server", "127.0.0.1", san=SAN, org=ORG),
+                  pool.submit(make_leaf, d, "backend", "moraine-perf-backend", san=SAN, org=ORG),
+                  pool.submit(make_leaf, d, "client", "moraine-perf-client", org=ORG)]:
             f.result()
     return d
 

@@ -40,9 +40,11 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "interop"))
+import tls_certs  # noqa: E402  (the project's one test PKI)
+
 GLACIER2 = "/usr/bin/glacier2router"
 KEY_PASSWORD = "client-key-password"
-OPENSSL_TIMEOUT = 30      # seconds per openssl command
 ROUTER_START_TIMEOUT = 15  # seconds until the ssl endpoint completes a TLS handshake
 CLIENT_TIMEOUT = 60       # seconds per client_smoke run
 STOP_TIMEOUT = 5          # seconds between SIGTERM and SIGKILL
@@ -55,41 +57,18 @@ class Failure(Exception):
 # ---------------------------------------------------------------------------------------------
 # Certificates
 
-def openssl(d, *args):
-    try:
-        p = subprocess.run(["openssl"] + list(args), cwd=d, capture_output=True, text=True, timeout=OPENSSL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise Failure("openssl %s: no result within %d s" % (args[0], OPENSSL_TIMEOUT))
-    if p.returncode != 0:
-        raise Failure("openssl %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr.strip()))
-
-
-def make_ca(d, name, cn):
-    openssl(d, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
-            "-subj", "/O=Moraine Client Test/CN=" + cn,
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            "-keyout", name + "_key.pem", "-out", name + ".pem")
-
-
-def make_leaf(d, name, cn, san=None):
-    openssl(d, "req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/O=Moraine Client Test/CN=" + cn,
-            "-keyout", name + "_key.pem", "-out", name + ".csr")
-    with open(os.path.join(d, name + ".ext"), "w") as f:
-        f.write("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n")
-        if san:
-            f.write("subjectAltName=%s\n" % san)
-    openssl(d, "x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca_key.pem", "-CAcreateserial",
-            "-sha256", "-days", "2", "-extfile", name + ".ext", "-out", name + ".pem")
-
-
 def make_pki(d):
     """ca, server (SAN IP:127.0.0.1), client (+ client_key_enc.pem, encrypted), foreign_ca."""
-    make_ca(d, "ca", "Moraine Client Test CA")
-    make_ca(d, "foreign_ca", "Moraine Client Test Foreign CA")
-    make_leaf(d, "server", "127.0.0.1", san="IP:127.0.0.1")
-    make_leaf(d, "client", "moraine-client-test")
-    openssl(d, "pkey", "-in", "client_key.pem", "-aes256", "-passout", "pass:" + KEY_PASSWORD,
-            "-out", "client_key_enc.pem")
+    org = "Moraine Client Test"
+    try:
+        tls_certs.make_ca(d, "ca", "Moraine Client Test CA", org=org)
+        tls_certs.make_ca(d, "foreign_ca", "Moraine Client Test Foreign CA", org=org)
+        tls_certs.make_leaf(d, "server", "127.0.0.1", san="IP:127.0.0.1", org=org)
+        tls_certs.make_leaf(d, "client", "moraine-client-test", org=org)
+        tls_certs.openssl("pkey", "-in", "client_key.pem", "-aes256", "-passout", "pass:" + KEY_PASSWORD,
+                          "-out", "client_key_enc.pem", cwd=d)
+    except RuntimeError as e:
+        raise Failure(str(e))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ make(dir) creates, in dir:
 No certificate has an extendedKeyUsage, so each may serve as a TLS server or client certificate
 (IceSSL uses one certificate for both directions). Keys are RSA 2048. Every openssl call is
 bounded in time; a failure raises RuntimeError with openssl's output.
+
+openssl, make_ca and make_leaf are also the PKI of perf/tls_certs.py and
+tests/client/tls_client_test.py (each with its own organisation name in the subjects).
 """
 import os
 import secrets
@@ -29,10 +32,11 @@ CLIENT_B_CN = "moraine-client-b"
 BACKEND_CN = "moraine-interop-backend"
 ENCRYPTED_KEY_PASSWORD = "right-password"
 DAYS = "2"
-SAN = "subjectAltName=IP:127.0.0.1,DNS:localhost"
+SAN = "IP:127.0.0.1,DNS:localhost"
 
 
 def openssl(*args, cwd):
+    """Runs `openssl ARGS` in cwd (30 s at most); returns its output. @raises RuntimeError."""
     try:
         out = subprocess.run(["openssl"] + list(args), cwd=cwd, capture_output=True, text=True, timeout=30)
     except subprocess.TimeoutExpired:
@@ -42,23 +46,26 @@ def openssl(*args, cwd):
     return out.stdout
 
 
-def _ca(d, name, cn):
+def make_ca(d, name, cn, org="Moraine Interop"):
+    """A self-signed CA: <name>.pem and <name>_key.pem in d."""
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", DAYS,
-            "-subj", "/O=Moraine Interop/CN=" + cn,
+            "-subj", "/O=%s/CN=%s" % (org, cn),
             "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign",
             "-keyout", name + "_key.pem", "-out", name + ".pem", cwd=d)
 
 
-def _leaf(d, name, cn, ca, san=False):
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/O=Moraine Interop/CN=" + cn,
+def make_leaf(d, name, cn, ca="ca", san=None, org="Moraine Interop"):
+    """<name>.pem and <name>_key.pem in d, signed by CA <ca>, with subjectAltName `san`
+    (e.g. SAN's value) when given."""
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-sha256", "-subj", "/O=%s/CN=%s" % (org, cn),
             "-keyout", name + "_key.pem", "-out", name + ".csr", cwd=d)
     ext = os.path.join(d, name + ".ext")
     with open(ext, "w") as f:
         f.write("basicConstraints=CA:FALSE\n")
         f.write("keyUsage=critical,digitalSignature,keyEncipherment\n")
         if san:
-            f.write(SAN + "\n")
+            f.write("subjectAltName=%s\n" % san)
     openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + "_key.pem",
             "-set_serial", str(secrets.randbits(63)), "-sha256", "-days", DAYS, "-extfile", ext,
             "-out", name + ".pem", cwd=d)
@@ -72,14 +79,14 @@ def make(d):
     os.makedirs(d, exist_ok=True)
     # RSA key generation dominates: run the openssl calls in parallel (about 0.3 s in all).
     with ThreadPoolExecutor(max_workers=8) as pool:
-        for f in [pool.submit(_ca, d, "ca", "Moraine Interop Test CA"),
-                  pool.submit(_ca, d, "foreign_ca", "Moraine Interop Foreign CA")]:
+        for f in [pool.submit(make_ca, d, "ca", "Moraine Interop Test CA"),
+                  pool.submit(make_ca, d, "foreign_ca", "Moraine Interop Foreign CA")]:
             f.result()
-        jobs = [pool.submit(_leaf, d, "server", "127.0.0.1", "ca", san=True),
-                pool.submit(_leaf, d, "backend", BACKEND_CN, "ca", san=True),
-                pool.submit(_leaf, d, "client_a", CLIENT_A_CN, "ca"),
-                pool.submit(_leaf, d, "client_b", CLIENT_B_CN, "ca"),
-                pool.submit(_leaf, d, "foreign", CLIENT_A_CN, "foreign_ca")]
+        jobs = [pool.submit(make_leaf, d, "server", "127.0.0.1", "ca", san=SAN),
+                pool.submit(make_leaf, d, "backend", BACKEND_CN, "ca", san=SAN),
+                pool.submit(make_leaf, d, "client_a", CLIENT_A_CN, "ca"),
+                pool.submit(make_leaf, d, "client_b", CLIENT_B_CN, "ca"),
+                pool.submit(make_leaf, d, "foreign", CLIENT_A_CN, "foreign_ca")]
         for f in jobs:
             f.result()
     openssl("pkey", "-in", "server_key.pem", "-aes256", "-passout", "pass:" + ENCRYPTED_KEY_PASSWORD,
