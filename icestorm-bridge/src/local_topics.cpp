@@ -60,19 +60,18 @@ void local_topics::deliver(const event& ev) {
 
 void local_topics::deliver_to_session(const event& ev, subscriber& s) {
     auto* sessions = svc_.sessions();
-    switch (sessions->deliver(home_, s.id.category, frame_for(ev, s.target, sessions->forwards_context()), s.twoway,
-                              svc_.cfg().subscriber_queue_bytes)) {
-    case net::session_delivery::queued:
-        ++s.delivered;
-        return;
-    case net::session_delivery::too_slow:
-        ++s.dropped;
-        return;
-    case net::session_delivery::no_session:
+    auto* c = sessions->session_connection(home_, s.id.category);
+    if (!c) {
         // The session is gone: Glacier2 would answer ObjectNotExist, a hard error for IceStorm.
         drop(ev.topic, s.key);
         return;
     }
+    if (c->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
+        ++s.dropped;  // checked before the frame is built: a slow subscriber costs no allocation
+        return;
+    }
+    sessions->deliver(*c, frame_for(ev, s.target, sessions->forwards_context()), s.twoway);
+    ++s.delivered;
 }
 
 void local_topics::deliver_external(const event& ev, subscriber& s) {
@@ -103,7 +102,7 @@ void local_topics::on_result(const std::string& topic, const std::string& key, c
     if (s == it->second.end()) return;
     using protocol::reply_status;
     if (r && (r->status == reply_status::object_not_exist || r->status == reply_status::facet_not_exist)) {
-        drop(topic, key);  // hard errors remove the subscriber at once (spec/icestorm.md §3)
+        drop(topic, key);  // hard errors remove the subscriber at once (docs/icestorm.md §3)
     } else if (!r) {
         if (s->qos.retry_count != -1 && ++s->failures > s->qos.retry_count) drop(topic, key);
     } else {

@@ -50,13 +50,13 @@ bool session_router::hosts(const protocol::proxy& p) const {
     return false;
 }
 
-net::session_delivery session_router::deliver(net::shard& sh, std::string_view category, net::outbound_frame f,
-                                              bool twoway, std::size_t queue_limit) {
-    auto* c = local(sh.index()).find_session(category);
-    if (!c) return net::session_delivery::no_session;
-    if (c->queued_bytes() >= queue_limit) return net::session_delivery::too_slow;
-    c->deliver_event(std::move(f), twoway);
-    return net::session_delivery::queued;
+net::ice_connection* session_router::session_connection(net::shard& sh, std::string_view category) noexcept {
+    return local(sh.index()).find_session(category);
+}
+
+net::enqueue_result session_router::deliver(net::ice_connection& client, net::outbound_frame f, bool twoway) {
+    // Only session_connection() hands out connections, and they are all client connections.
+    return static_cast<client_connection&>(client).deliver_event(std::move(f), twoway);
 }
 
 }  // namespace moraine::router

@@ -19,12 +19,10 @@ std::string connection_lost_text(std::string_view why) {
     return "::Ice::ConnectionLostException:\nconnection lost: " + std::string(why);
 }
 
-constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
-
 /// An ssl endpoint gets TLS with the client context (backend_pool only picks one when TLS is set up).
 transport transport_for(shard& home, const protocol::endpoint& ep) {
     tcp::socket socket(home.executor());
-    if (ep.type != ssl_type) return transport(std::move(socket));
+    if (!ep.is_ssl()) return transport(std::move(socket));
     return transport(std::move(socket), home.set().tls(), false);
 }
 

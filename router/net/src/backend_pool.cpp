@@ -8,13 +8,11 @@ namespace moraine::net {
 
 namespace {
 
-constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
-
 /// The first endpoint this router can reach: tcp, or ssl when TLS is configured (as an Ice
 /// communicator without the IceSSL plugin has no ssl endpoints to choose).
 const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls) {
     for (const auto& e : p.endpoints)
-        if (e.is_tcp() || (tls && e.type == ssl_type)) return &e;
+        if (e.is_tcp() || (tls && e.is_ssl())) return &e;
     return nullptr;
 }
 
@@ -27,7 +25,7 @@ std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, 
                   protocol::proxy_to_string(p) + "'";
         return nullptr;
     }
-    std::string key = (ep->type == ssl_type ? "ssl:" : "") + ep->host + ":" + std::to_string(ep->port);
+    std::string key = (ep->is_ssl() ? "ssl:" : "") + ep->host + ":" + std::to_string(ep->port);
     auto it = connections_.find(key);
     if (it != connections_.end()) return it->second;
     auto c = std::make_shared<backend_connection>(home_, *ep, key);

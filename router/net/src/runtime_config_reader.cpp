@@ -9,8 +9,6 @@ namespace moraine::net {
 
 namespace {
 
-constexpr int ssl_type = 2;  // endpoint_type::ssl
-
 // IceSSL keys that change nothing Moraine does (tracing, OpenSSL start-up, seeding): warned about.
 constexpr std::string_view ignored_iceSSL_keys[] = {"IceSSL.InitOpenSSL", "IceSSL.Random", "IceSSL.EntropyDaemon"};
 
@@ -137,7 +135,7 @@ void require_served(const std::vector<protocol::endpoint>& endpoints, const std:
                     const tls_config& tls) {
     for (const auto& e : endpoints) {
         if (e.is_tcp()) continue;
-        if (e.type == ssl_type) {
+        if (e.is_ssl()) {
             require_server_certificate(tls, key);
             continue;
         }

@@ -29,9 +29,8 @@ shard_set::~shard_set() {
 
 std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
                                                   const accept_handler& on_accept) {
-    constexpr int ssl_type = 2;  // protocol::endpoint_type::ssl
     for (auto& ep : endpoints) {
-        const bool secure = ep.type == ssl_type;
+        const bool secure = ep.is_ssl();
         if (secure && !tls_)
             throw config_error(cfg_->tls.source, protocol::endpoint_to_string(ep), "an ssl endpoint needs TLS settings");
         ensure_port_free(*shards_.front(), ep);

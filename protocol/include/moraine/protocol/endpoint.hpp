@@ -1,5 +1,5 @@
 #pragma once
-// Endpoints inside proxies (spec/ice-wire.md §9) and in configuration strings.
+// Endpoints inside proxies (docs/ice-wire.md §9) and in configuration strings.
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/encapsulation.hpp>
 
@@ -28,10 +28,11 @@ struct endpoint {
     std::string resource;          ///< ws/wss only
     byte_buffer opaque;            ///< body of an unknown endpoint type
     friend bool operator==(const endpoint&, const endpoint&) = default;
-    bool is_tcp() const noexcept { return type == 1; }
+    bool is_tcp() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::tcp); }
+    bool is_ssl() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::ssl); }
 };
 
-/// Reads one endpoint from a proxy (spec/ice-wire.md §9): short type, then an encapsulation
+/// Reads one endpoint from a proxy (docs/ice-wire.md §9): short type, then an encapsulation
 /// whose body is decoded for tcp/ssl/udp/ws/wss and kept opaque (`opaque`, `encoding`) for any
 /// other type. A known body must fill its encapsulation exactly. Errors go to the stream
 /// (errc::bad_proxy, ::out_of_bounds, ::unsupported_encoding).

@@ -38,8 +38,8 @@ public:
     unsigned owner_of(std::string_view category) const noexcept override;
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
-    net::session_delivery deliver(net::shard& sh, std::string_view category, net::outbound_frame f, bool twoway,
-                                  std::size_t queue_limit) override;
+    net::ice_connection* session_connection(net::shard& sh, std::string_view category) noexcept override;
+    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool twoway) override;
 
 private:
     net::shard_set& shards_;

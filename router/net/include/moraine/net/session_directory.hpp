@@ -4,22 +4,15 @@
 #include <moraine/net/write_queue.hpp>
 #include <moraine/protocol/proxy.hpp>
 
-#include <cstddef>
 #include <string_view>
 
 namespace moraine::net {
 
+class ice_connection;
 class shard;
 
-/// What deliver() did with a request for a session's servant.
-enum class session_delivery {
-    queued,      ///< on the session's client connection
-    too_slow,    ///< not queued: the client connection already holds `queue_limit` bytes
-    no_session,  ///< no session with that category (any more): the servant is gone for good
-};
-
 /// Offered by a session router (Glacier2) to the services beside it. Every call but
-/// owner_of is made on the shard that owns the session.
+/// owner_of and hosts are made on the shard that owns the session.
 class session_directory {
 public:
     virtual ~session_directory() = default;
@@ -34,11 +27,15 @@ public:
     /// True if requests to session servants keep their context (Glacier2.Server.ForwardContext).
     virtual bool forwards_context() const noexcept = 0;
 
-    /** On shard `sh`, the owner: sends request `f` (request id 0 at offset 14 of `f.head`) to
-        the client of session `category`. A twoway request gets a fresh request id whose reply
-        is dropped. A client connection holding `queue_limit` bytes or more is too slow. */
-    virtual session_delivery deliver(shard& sh, std::string_view category, outbound_frame f, bool twoway,
-                                     std::size_t queue_limit) = 0;
+    /** On shard `sh`, the owner: the client connection of session `category`, or nullptr when
+        there is no such session (any more). The caller may read it (queued_bytes) and pass it
+        to deliver(), on this shard, before its next co_await. */
+    virtual ice_connection* session_connection(shard& sh, std::string_view category) noexcept = 0;
+
+    /** Sends request `f` (request id 0 at offset 14 of `f.head`) to `client`, a connection
+        session_connection() returned. A twoway request gets a fresh request id whose reply is
+        dropped. @return the queue's state; over_limit closes the connection. */
+    virtual enqueue_result deliver(ice_connection& client, outbound_frame f, bool twoway) = 0;
 };
 
 }  // namespace moraine::net
