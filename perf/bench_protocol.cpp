@@ -1,5 +1,5 @@
 // Cost of the router's per-message protocol work: frame, decode, re-frame with a new request
-// id (spec/ice-wire.md §4, §6). Run: build-proto/bin/bench_protocol --benchmark_min_time=0.5
+// id (docs/ice-wire.md §4, §6). Run: build-proto/bin/bench_protocol --benchmark_min_time=0.5
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>

@@ -1,4 +1,4 @@
-// bzip2 message compression (spec/ice-wire.md §11).
+// bzip2 message compression (docs/ice-wire.md §11).
 #include <moraine/protocol/compression.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -1,4 +1,4 @@
-// Ice::Context lookups (spec/ice-wire.md §1).
+// Ice::Context lookups (docs/ice-wire.md §1).
 #include <moraine/protocol/context.hpp>
 
 namespace moraine::protocol {

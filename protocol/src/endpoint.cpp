@@ -1,4 +1,4 @@
-// Endpoints: wire form inside proxies (spec/ice-wire.md §9) and Ice's string form.
+// Endpoints: wire form inside proxies (docs/ice-wire.md §9) and Ice's string form.
 #include <moraine/protocol/endpoint.hpp>
 
 #include <moraine/protocol/error.hpp>

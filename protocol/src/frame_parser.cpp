@@ -1,4 +1,4 @@
-// Finding whole messages in a byte stream (spec/ice-wire.md §2, §3 "Malformed input").
+// Finding whole messages in a byte stream (docs/ice-wire.md §2, §3 "Malformed input").
 #include <moraine/protocol/frame_parser.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -1,4 +1,4 @@
-// The 14-byte message header (spec/ice-wire.md §2).
+// The 14-byte message header (docs/ice-wire.md §2).
 #include <moraine/protocol/header.hpp>
 
 #include "detail/little_endian.hpp"

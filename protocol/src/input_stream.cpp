@@ -1,4 +1,4 @@
-// Reading Ice-encoded values (spec/ice-wire.md §1, §7).
+// Reading Ice-encoded values (docs/ice-wire.md §1, §7).
 #include <moraine/protocol/input_stream.hpp>
 
 #include "detail/little_endian.hpp"

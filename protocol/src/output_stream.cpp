@@ -1,4 +1,4 @@
-// Writing Ice-encoded values (spec/ice-wire.md §1, §7).
+// Writing Ice-encoded values (docs/ice-wire.md §1, §7).
 #include <moraine/protocol/output_stream.hpp>
 
 #include "detail/little_endian.hpp"

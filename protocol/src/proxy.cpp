@@ -1,4 +1,4 @@
-// Proxies in parameters (spec/ice-wire.md §9) and their string form.
+// Proxies in parameters (docs/ice-wire.md §9) and their string form.
 #include <moraine/protocol/proxy.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -1,4 +1,4 @@
-// Replies (spec/ice-wire.md §6).
+// Replies (docs/ice-wire.md §6).
 #include <moraine/protocol/reply.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -1,4 +1,4 @@
-// Requests and batch requests (spec/ice-wire.md §4, §5).
+// Requests and batch requests (docs/ice-wire.md §4, §5).
 #include <moraine/protocol/request.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -1,4 +1,4 @@
-// User exceptions inside encapsulations (spec/ice-wire.md §8).
+// User exceptions inside encapsulations (docs/ice-wire.md §8).
 #include <moraine/protocol/user_exception.hpp>
 
 #include <moraine/protocol/error.hpp>

@@ -117,7 +117,7 @@ TEST(frame_parser, header_checks) {
 }
 
 TEST(frame_parser, checks_in_ice_order) {
-    // Each row breaks two fields; the earlier check wins (spec/ice-wire.md §3).
+    // Each row breaks two fields; the earlier check wins (docs/ice-wire.md §3).
     EXPECT_EQ(parse_error("58636550" "0900" "0100" "0000" "0e000000"), errc::bad_magic);
     EXPECT_EQ(parse_error("49636550" "0900" "0900" "0000" "0e000000"), errc::unsupported_protocol);
     EXPECT_EQ(parse_error("49636550" "0100" "0900" "0000" "00000000"), errc::unsupported_encoding);

@@ -19,7 +19,7 @@ using namespace net;
 namespace {
 
 /// The `_fwd` context asks for a oneway (o), batch oneway (O), datagram (d) or batch datagram (D)
-/// forward of a twoway call: the client then gets an empty OK at once (spec/glacier2.md §5).
+/// forward of a twoway call: the client then gets an empty OK at once (docs/glacier2.md §5).
 bool fwd_asks_oneway(const protocol::context_view& ctx) {
     auto fwd = ctx.find("_fwd");
     return fwd && fwd->find_first_of("oOdD") != std::string_view::npos;
@@ -55,7 +55,7 @@ bool client_connection::on_frame(const protocol::frame_view& frame) {
     case protocol::message_type::request:
         return for_each_request(frame, [&](const protocol::request_view& r) { return dispatch_request(r, compression); });
     case protocol::message_type::batch_request:
-        // Each batched request is forwarded as its own oneway (spec/ice-wire.md §5).
+        // Each batched request is forwarded as its own oneway (docs/ice-wire.md §5).
         return for_each_request(frame, [&](const protocol::request_view& r) { return dispatch_request(r, 0); });
     case protocol::message_type::reply: {
         auto r = protocol::decode_reply(frame.body());

@@ -1,5 +1,5 @@
 // read_config(property_file): the router's keys of a Glacier2 3.7 property file, read as
-// glacier2router would read them (spec/glacier2.md §7).
+// glacier2router would read them (docs/glacier2.md §7).
 #include <moraine/router/config.hpp>
 
 #include "config_common.hpp"

@@ -78,7 +78,7 @@ bool dispatch_object_ops(const call& k, std::span<const std::string_view> ids, s
 void get_client_proxy(const call& k) {
     if (!k.require_session()) return;
     k.ok([&](protocol::output_stream& os) {
-        // nil: "use the connection you already have to the router" (spec/ice-wire.md §10).
+        // nil: "use the connection you already have to the router" (docs/ice-wire.md §10).
         os.write_identity({});
         if (k.enc() == protocol::encoding_1_1) {
             os.write_byte(1 << 3);  // optional tag 1, format F1

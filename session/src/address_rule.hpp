@@ -1,5 +1,5 @@
 #pragma once
-// Glacier2.Filter.Address.Accept / .Reject rules (spec/glacier2.md §7): parsed form and matching.
+// Glacier2.Filter.Address.Accept / .Reject rules (docs/glacier2.md §7): parsed form and matching.
 // Private to moraine::session; filter_set and validate_address_rules are the public face.
 #include <cstddef>
 #include <cstdint>

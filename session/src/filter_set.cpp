@@ -1,4 +1,4 @@
-// Glacier2.Filter.*: which requests and which added proxies a session may use (spec/glacier2.md §4, §7).
+// Glacier2.Filter.*: which requests and which added proxies a session may use (docs/glacier2.md §4, §7).
 #include <moraine/session/filter_set.hpp>
 
 #include "address_rule.hpp"

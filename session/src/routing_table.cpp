@@ -7,7 +7,7 @@ namespace moraine::session {
 namespace {
 
 // What a routed request needs from an added proxy: where to send it. The request itself carries
-// facet and mode, so those (and secure) are dropped as Glacier2 does (spec/glacier2.md §5).
+// facet and mode, so those (and secure) are dropped as Glacier2 does (docs/glacier2.md §5).
 protocol::proxy stripped(const protocol::proxy& p) {
     protocol::proxy out = p;
     out.facet.clear();

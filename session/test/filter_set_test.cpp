@@ -166,7 +166,7 @@ TEST(address_rules, many_wildcards_on_a_long_host_stay_fast) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-// --- accept / reject combination (spec/glacier2.md §7) -----------------------------------------
+// --- accept / reject combination (docs/glacier2.md §7) -----------------------------------------
 
 TEST(filter_set, no_rules_accept_everything) {
     filter_set f(filter_config{}, "alice");

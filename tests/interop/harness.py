@@ -101,7 +101,7 @@ def wait_until(pred, timeout, interval=0.05):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-encoded Ice protocol (spec/ice-wire.md), for what a well-behaved Ice client never sends.
+# Hand-encoded Ice protocol (docs/ice-wire.md), for what a well-behaved Ice client never sends.
 
 VALIDATE = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
 

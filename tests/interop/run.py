@@ -31,7 +31,7 @@ def parse_args():
     ap.add_argument("-k", action="append", default=[], metavar="NAME",
                     help="run scenarios whose name contains NAME (repeatable, or comma-separated)")
     ap.add_argument("--timeout", type=float, default=300.0, help="overall bound in seconds")
-    ap.add_argument("--cpp-build-dir", default=os.path.join("/tmp", "moraine-interop-cpp"),
+    ap.add_argument("--cpp-build-dir", default=os.path.join(H.REPO, "build", "interop-cpp"),
                     help="where the C++ client is built (reused between runs)")
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ client scenario")
     ap.add_argument("--keep", action="store_true", help="keep configs and logs even on success")

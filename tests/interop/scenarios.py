@@ -1,7 +1,7 @@
 """Interop scenarios: each one drives real Ice 3.7 clients (or hand-written bytes) through the
 router under test and raises harness.Failure when the router does not behave like
 glacier2router 3.7.8. Every expectation below was checked against the real glacier2router
-(`run.py --router glacier2`); see README.md for where that differs from spec/glacier2.md.
+(`run.py --router glacier2`); see README.md for where that differs from docs/glacier2.md.
 
 A scenario is a function taking the harness.Env; registration order is run order.
 """

@@ -1,5 +1,5 @@
 #pragma once
-// Little-endian load/store helpers shared by the codec sources (spec/ice-wire.md §1: all
+// Little-endian load/store helpers shared by the codec sources (docs/ice-wire.md §1: all
 // integers are little-endian). Byte-wise so they are endian- and alignment-neutral; compilers
 // fold them into single loads/stores on little-endian targets.
 #include <cstddef>

@@ -22,7 +22,7 @@ errc unknown_errc(reply_status s) noexcept {
                                                       : errc::unknown;
 }
 
-/// The payload must be exactly one encapsulation (spec/ice-wire.md §6, statuses 0 and 1).
+/// The payload must be exactly one encapsulation (docs/ice-wire.md §6, statuses 0 and 1).
 bool whole_encapsulation(protocol::byte_view payload) {
     protocol::input_stream in(payload);
     in.skip_encapsulation();

@@ -289,7 +289,7 @@ void session_client::dispatch_incoming(const incoming_request& r, std::int32_t r
 // -- calls and timers -------------------------------------------------------------------------
 
 std::int32_t session_client::next_request_id() noexcept {
-    // Ids start at 1 and wrap back to 1 (spec/ice-wire.md §4); skip any still pending.
+    // Ids start at 1 and wrap back to 1 (docs/ice-wire.md §4); skip any still pending.
     do {
         last_request_id_ = last_request_id_ == INT32_MAX ? 1 : last_request_id_ + 1;
     } while (pending_.contains(last_request_id_));

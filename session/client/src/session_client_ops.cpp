@@ -15,7 +15,7 @@ namespace {
 using clock = std::chrono::steady_clock;
 using protocol::operation_mode;
 
-/// A request message (spec/ice-wire.md §4) with an empty context; `params` is a whole encapsulation.
+/// A request message (docs/ice-wire.md §4) with an empty context; `params` is a whole encapsulation.
 protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view target, std::string_view facet,
                                       std::string_view operation, operation_mode mode, protocol::byte_view params) {
     protocol::output_stream out;
@@ -67,7 +67,7 @@ asio::awaitable<error_info> session_client::open_coro(router_address a, std::opt
     if (auto err = co_await wait_validated()) co_return err;
     phase_ = phase::creating;
     phase_deadline_ = clock::time_point::max();
-    // Both are ["amd", "format:sliced"] and raise the same exceptions (spec/glacier2.md §2).
+    // Both are ["amd", "format:sliced"] and raise the same exceptions (docs/glacier2.md §2).
     const char* operation = login ? "createSession" : "createSessionFromSecureConnection";
     protocol::byte_buffer params = empty_params();
     if (login)
@@ -225,7 +225,7 @@ asio::awaitable<error_info> session_client::destroy_coro() {
     if (phase_ != phase::open) co_return not_open();
     const call_result r = co_await router_call("destroySession", operation_mode::normal, empty_params());
     if (phase_ == phase::closed) co_return r.error ? r.error : error_info{};
-    // Graceful close (spec/ice-wire.md §3): close connection, flush, then the socket.
+    // Graceful close (docs/ice-wire.md §3): close connection, flush, then the socket.
     phase_ = phase::closing;
     phase_deadline_ = clock::now() + opts_.connect_timeout;
     timer_.cancel();

@@ -47,7 +47,7 @@ TEST(call_result, user_exception_has_type_id_and_encapsulation) {
 }
 
 TEST(call_result, glacier2_permission_denied_reason) {
-    // Glacier2's ops are format:sliced (spec/ice-wire.md §8, vector create-session-denied).
+    // Glacier2's ops are format:sliced (docs/ice-wire.md §8, vector create-session-denied).
     protocol::byte_buffer encaps, msg;
     protocol::write_user_exception_encaps(encaps, protocol::encoding_1_1, "::Glacier2::PermissionDeniedException",
                                           string_members("permission denied"), true);

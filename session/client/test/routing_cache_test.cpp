@@ -24,7 +24,7 @@ TEST(routing_cache, keyed_by_identity_only) {
     routing_cache c;
     ASSERT_TRUE(c.begin_add(hello));
     c.add_done(hello.view(), true);
-    // Category is part of the identity; endpoints are not (spec/ice-wire.md §10).
+    // Category is part of the identity; endpoints are not (docs/ice-wire.md §10).
     EXPECT_EQ(c.find(cat_hello.view()), state::absent);
     EXPECT_EQ(c.find(protocol::identity_view{"hello", ""}), state::added);
 }

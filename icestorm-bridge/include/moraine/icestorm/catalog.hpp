@@ -1,5 +1,5 @@
 #pragma once
-// The topic catalog: TopicManager and Topic objects (spec/icestorm.md §1-3, §6). Lives on shard 0.
+// The topic catalog: TopicManager and Topic objects (docs/icestorm.md §1-3, §6). Lives on shard 0.
 #include <moraine/icestorm/local_topics.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// A published event, shared by every shard and subscriber it reaches (spec/icestorm.md §4).
+// A published event, shared by every shard and subscriber it reaches (docs/icestorm.md §4).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/write_queue.hpp>
@@ -32,7 +32,7 @@ struct event {
 };
 using event_ptr = std::shared_ptr<const event>;
 
-/// The context's "cost" entry as an integer; 0 when absent or not a number (spec/icestorm.md §6).
+/// The context's "cost" entry as an integer; 0 when absent or not a number (docs/icestorm.md §6).
 int event_cost(const protocol::context_view& ctx) noexcept;
 
 /// Makes the event a publisher's request `r` carries for topic `topic`.

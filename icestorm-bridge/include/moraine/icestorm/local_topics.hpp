@@ -19,7 +19,7 @@ namespace moraine::icestorm {
 
 class topic_service;
 
-/// A link from a topic to another topic's TopicLink object (spec/icestorm.md §6).
+/// A link from a topic to another topic's TopicLink object (docs/icestorm.md §6).
 struct link_info {
     protocol::proxy topic;  ///< the linked-to Topic*
     std::string name;       ///< its name

@@ -1,5 +1,5 @@
 #pragma once
-// IceStorm QoS (spec/icestorm.md §3).
+// IceStorm QoS (docs/icestorm.md §3).
 #include <string>
 #include <string_view>
 #include <utility>

@@ -23,7 +23,7 @@ namespace moraine::icestorm {
 class topic_connection;
 
 /** Serves `<instance>/TopicManager` and the topic objects on the TopicManager endpoints, and the
-    publisher / link objects on the Publish endpoints (spec/icestorm.md), on every shard.
+    publisher / link objects on the Publish endpoints (docs/icestorm.md), on every shard.
     A publish is posted once to each shard, which writes it to its own subscribers. */
 class topic_service {
 public:

@@ -1,5 +1,5 @@
 #pragma once
-// bzip2 message compression (spec/ice-wire.md §11).
+// bzip2 message compression (docs/ice-wire.md §11).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Ice::Context (dictionary<string,string>, spec/ice-wire.md §1).
+// Ice::Context (dictionary<string,string>, docs/ice-wire.md §1).
 #include <moraine/protocol/bytes.hpp>
 
 #include <cstdint>

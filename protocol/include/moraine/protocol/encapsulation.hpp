@@ -1,5 +1,5 @@
 #pragma once
-// Encapsulations (spec/ice-wire.md §7): int32 size (incl. itself and 2 version bytes), major, minor, payload.
+// Encapsulations (docs/ice-wire.md §7): int32 size (incl. itself and 2 version bytes), major, minor, payload.
 #include <moraine/protocol/bytes.hpp>
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 namespace moraine::protocol {
 
 /// Why bytes from a peer were rejected. Each maps to the Ice local exception a 3.7 peer
-/// raises in the same case (spec/ice-wire.md §3 "Malformed input").
+/// raises in the same case (docs/ice-wire.md §3 "Malformed input").
 enum class errc {
     bad_magic = 1,            ///< BadMagicException
     unsupported_protocol,     ///< UnsupportedProtocolException (protocol != 1.0)

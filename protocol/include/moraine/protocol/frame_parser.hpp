@@ -22,7 +22,7 @@ struct frame_view {
     std::size_t size() const noexcept { return bytes.size(); }
 };
 
-/// Finds the first whole Ice message at the front of `input` (spec/ice-wire.md §2, §3).
+/// Finds the first whole Ice message at the front of `input` (docs/ice-wire.md §2, §3).
 /// Checks, in Ice's order, magic (errc::bad_magic, already on the first wrong byte), protocol 1.0
 /// (::unsupported_protocol), protocol encoding 1.0 (::unsupported_encoding), size >= 14
 /// (::illegal_message_size, also for a negative size), size <= lim.max_message_bytes unless it

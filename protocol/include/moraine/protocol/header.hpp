@@ -1,5 +1,5 @@
 #pragma once
-// The 14-byte Ice message header (spec/ice-wire.md §2).
+// The 14-byte Ice message header (docs/ice-wire.md §2).
 #include <moraine/protocol/bytes.hpp>
 
 #include <array>
@@ -19,7 +19,7 @@ enum class message_type : std::uint8_t {
     close_connection = 4,
 };
 
-/// Compression status, byte 9 of the header (spec/ice-wire.md §2, §11).
+/// Compression status, byte 9 of the header (docs/ice-wire.md §2, §11).
 enum class compression_status : std::uint8_t {
     none = 0,        ///< not compressed, sender does not accept compressed replies
     accepted = 1,    ///< not compressed, sender accepts a compressed reply

@@ -1,5 +1,5 @@
 #pragma once
-// Ice::Identity (spec/ice-wire.md §1): name then category, and its stringified form.
+// Ice::Identity (docs/ice-wire.md §1): name then category, and its stringified form.
 #include <compare>
 #include <cstddef>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// Reading Ice-encoded values from a byte view (spec/ice-wire.md §1).
+// Reading Ice-encoded values from a byte view (docs/ice-wire.md §1).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/context.hpp>
 #include <moraine/protocol/encapsulation.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// Writing Ice-encoded values into an owned buffer (spec/ice-wire.md §1).
+// Writing Ice-encoded values into an owned buffer (docs/ice-wire.md §1).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/context.hpp>
 #include <moraine/protocol/encapsulation.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// Proxies in parameters (spec/ice-wire.md §9) and their string form.
+// Proxies in parameters (docs/ice-wire.md §9) and their string form.
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/input_stream.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// Replies (type 2, spec/ice-wire.md §6).
+// Replies (type 2, docs/ice-wire.md §6).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/encapsulation.hpp>
 #include <moraine/protocol/identity.hpp>

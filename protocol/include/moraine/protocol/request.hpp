@@ -1,5 +1,5 @@
 #pragma once
-// Requests (type 0) and their re-framing for forwarding (spec/ice-wire.md §4).
+// Requests (type 0) and their re-framing for forwarding (docs/ice-wire.md §4).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/context.hpp>
 #include <moraine/protocol/encapsulation.hpp>
@@ -39,7 +39,7 @@ boost::system::result<request_view> decode_request(byte_view body);
 std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
                                   bool keep_context);
 
-/// Reads the requests of a batch request body (type 1, spec/ice-wire.md §5):
+/// Reads the requests of a batch request body (type 1, docs/ice-wire.md §5):
 /// int32 count, then `count` request bodies without a request id.
 class batch_reader {
 public:

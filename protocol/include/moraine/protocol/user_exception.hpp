@@ -1,5 +1,5 @@
 #pragma once
-// User exceptions in encapsulations (spec/ice-wire.md §8).
+// User exceptions in encapsulations (docs/ice-wire.md §8).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/encapsulation.hpp>
 

@@ -1,5 +1,5 @@
 #pragma once
-// A back end's connection to Glacier2.Server.Endpoints: callbacks into sessions (spec/glacier2.md §6).
+// A back end's connection to Glacier2.Server.Endpoints: callbacks into sessions (docs/glacier2.md §6).
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>

@@ -54,7 +54,7 @@ public:
     client_connection* find_session(std::string_view category) const noexcept;
     std::size_t session_count() const noexcept { return sessions_.size(); }
 
-    /// Every open client connection, for the idle sweep (ACM close on idle, spec/glacier2.md §4).
+    /// Every open client connection, for the idle sweep (ACM close on idle, docs/glacier2.md §4).
     void add_client(client_connection* c) { clients_.insert(c); }
     void remove_client(client_connection* c) noexcept { clients_.erase(c); }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Glacier2.CryptPasswords: a file of `userId hash` lines checked with crypt(3) (spec/glacier2.md §7).
+// Glacier2.CryptPasswords: a file of `userId hash` lines checked with crypt(3) (docs/glacier2.md §7).
 #include <filesystem>
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Glacier2.Filter.*: what a session may reach (spec/glacier2.md §4, §7).
+// Glacier2.Filter.*: what a session may reach (docs/glacier2.md §4, §7).
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
 

@@ -19,7 +19,7 @@ public:
 
     /** Adds proxies, keyed by identity (Ice::Router::addProxies).
         Nil proxies are skipped. An identity already present keeps its first proxy and becomes
-        most recently used. Facet, mode and secure are stripped when stored (spec/glacier2.md §5).
+        most recently used. Facet, mode and secure are stripped when stored (docs/glacier2.md §5).
         @return the proxies evicted (least recently used first) to stay within max_size. */
     std::vector<protocol::proxy> add(const std::vector<protocol::proxy>& proxies);
 

@@ -60,14 +60,14 @@ protected:
     void start_loops();
     /// For an accepted connection: completes the TLS handshake if any (bounded by the
     /// handshake timeout; a failure closes the connection without a word), then sends validate
-    /// connection (the accepting side speaks first, spec/ice-wire.md §3) and starts the loops.
+    /// connection (the accepting side speaks first, docs/ice-wire.md §3) and starts the loops.
     void start_accepted();
     /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
     /// as tls_config says. @return the handshake's error (the caller closes).
     asio::awaitable<boost::system::error_code> client_handshake(const std::string& host);
 
     /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
-        (batched requests have request id 0, spec/ice-wire.md §5). Malformed input closes the
+        (batched requests have request id 0, docs/ice-wire.md §5). Malformed input closes the
         connection. @return false if the connection closed or `fn` returned false. */
     template <class Fn>
     bool for_each_request(const protocol::frame_view& frame, Fn&& fn) {

@@ -10,7 +10,7 @@ namespace moraine::client {
 
 /// What to invoke: target proxy, operation, encoded in-parameters, mode. The target's endpoints
 /// go to the router once per identity (addProxies); the request carries only identity, facet,
-/// operation, mode, an empty context and `params` (spec/ice-wire.md §10).
+/// operation, mode, an empty context and `params` (docs/ice-wire.md §10).
 struct call {
     /// The back-end object, e.g. `*protocol::proxy_from_string("hello:tcp -h 10.0.0.5 -p 4061")`.
     protocol::proxy target;

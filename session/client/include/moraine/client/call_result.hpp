@@ -1,5 +1,5 @@
 #pragma once
-// The outcome of a twoway invocation and its mapping from a reply (spec/ice-wire.md §6).
+// The outcome of a twoway invocation and its mapping from a reply (docs/ice-wire.md §6).
 #include <moraine/client/error.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>
@@ -42,12 +42,12 @@ call_result map_reply(const protocol::reply_view& r);
 
 /// Glacier2 session errors: a user exception `::Glacier2::PermissionDeniedException` or
 /// `::Glacier2::CannotCreateSessionException` becomes errc::permission_denied /
-/// errc::cannot_create_session with the exception's `reason` as detail (spec/glacier2.md §4).
+/// errc::cannot_create_session with the exception's `reason` as detail (docs/glacier2.md §4).
 /// Any other result's error is returned as is.
 error_info map_session_error(const call_result& r);
 
 /// True if `r` is Glacier2's "not in my routing table" answer for `target`: ObjectNotExist
-/// with operation "ice_add_proxy" (spec/ice-wire.md §10). The client then re-adds the proxy
+/// with operation "ice_add_proxy" (docs/ice-wire.md §10). The client then re-adds the proxy
 /// and retries the call once.
 bool needs_add_proxy(const call_result& r, protocol::identity_view target) noexcept;
 

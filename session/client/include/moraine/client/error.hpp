@@ -7,7 +7,7 @@
 namespace moraine::client {
 
 /// Why a client operation failed. Each maps to the Ice exception a 3.7 client would raise
-/// (spec/ice-wire.md §6, spec/glacier2.md §4). The text that goes with it (reason, unknown
+/// (docs/ice-wire.md §6, docs/glacier2.md §4). The text that goes with it (reason, unknown
 /// text, type id) is in error_info::detail.
 enum class errc {
     connection_lost = 1,    ///< ConnectionLostException: the router closed, reset, or the session was dropped

@@ -1,5 +1,5 @@
 #pragma once
-// Encoding parameters and decoding results as encapsulations (spec/ice-wire.md §7), using the codec.
+// Encoding parameters and decoding results as encapsulations (docs/ice-wire.md §7), using the codec.
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/encapsulation.hpp>
 #include <moraine/protocol/input_stream.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 // The client side of a Glacier2 routing table: which identities were added with addProxies
-// (spec/ice-wire.md §10). Pure state: no I/O.
+// (docs/ice-wire.md §10). Pure state: no I/O.
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
 

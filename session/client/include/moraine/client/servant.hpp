@@ -1,5 +1,5 @@
 #pragma once
-// Callback servants hosted by a client: what they receive and what they answer (spec/glacier2.md §6).
+// Callback servants hosted by a client: what they receive and what they answer (docs/glacier2.md §6).
 #include <moraine/client/error.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/encapsulation.hpp>
@@ -24,7 +24,7 @@ struct incoming_request {
     bool oneway = false;          ///< true: the answer is discarded, nothing is sent back
 };
 
-/// What a servant answers; the client turns it into a reply (spec/ice-wire.md §6).
+/// What a servant answers; the client turns it into a reply (docs/ice-wire.md §6).
 struct dispatch_result {
     protocol::reply_status status = protocol::reply_status::ok;
     /// ok / user_exception: a whole encapsulation (see params.hpp). Empty for ok = void result.

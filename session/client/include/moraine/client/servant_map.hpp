@@ -9,7 +9,7 @@
 namespace moraine::client {
 
 /// The object adapter of a routed client, reduced to a name → servant table. Only requests
-/// whose category is the session category reach a servant (spec/glacier2.md §6).
+/// whose category is the session category reach a servant (docs/glacier2.md §6).
 class servant_map {
 public:
     /// Registers (or replaces) the servant for identity `<category>/name`.

@@ -27,8 +27,8 @@ namespace moraine::client {
 struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` address
 
 /** A Glacier2 session: one TCP or TLS connection to a router's client endpoint, carrying router calls,
-    routed calls to back-end objects and callbacks to servants hosted here (spec/ice-wire.md §10,
-    spec/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
+    routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
+    docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
     own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
     wait hold one until close(). An idle open session holds its socket, three timers, two
     coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
@@ -58,7 +58,7 @@ public:
         handshake for an `ssl` address and the router's validate connection), calls
         `Glacier2::Router::createSession(user, password)`, then in one round trip
         `getCategoryForClient` and `getACMTimeout`, then, if the category is not empty,
-        `getServerProxy` (spec/glacier2.md §3). Call once (this or async_open_secure).
+        `getServerProxy` (docs/glacier2.md §3). Call once (this or async_open_secure).
         Completion `void(error_info)`: empty on success; errc::permission_denied or
         ::cannot_create_session with the router's reason; errc::timeout; a socket error
         (e.g. connection_refused); errc::connection_lost; for an `ssl` address also
@@ -83,7 +83,7 @@ public:
     /** Opens the session as async_open does, but authenticated by the TLS connection instead of
         a password: `Glacier2::Router::createSessionFromSecureConnection()`, which the router
         decides from the client certificate (tls_options::cert_file) with its
-        Glacier2.SSLPermissionsVerifier (spec/transports.md §4.3). Meant for an `ssl` address:
+        Glacier2.SSLPermissionsVerifier (docs/transports.md §4.3). Meant for an `ssl` address:
         over tcp the router refuses it (permission_denied "not ssl connection"). Call once.
         Completion `void(error_info)` as async_open, e.g. errc::permission_denied "no configured
         ssl permissions verifier", or ::cannot_create_session, with the router's reason. */
@@ -100,7 +100,7 @@ public:
 
     /** Twoway call through the router: addProxies([c.target]) first if its identity is not in
         the routing cache, then the request; if the router answers ObjectNotExist
-        "ice_add_proxy", re-adds and retries once (spec/ice-wire.md §10).
+        "ice_add_proxy", re-adds and retries once (docs/ice-wire.md §10).
         Completion `void(call_result)`: ok with the results encapsulation, or the mapped Ice
         error (errc::user_exception with type id and encapsulation, *_not_exist, unknown_*),
         errc::timeout after call_timeout, errc::connection_lost, ::not_connected, ::queue_full. */

@@ -19,7 +19,7 @@ struct session_options {
     std::chrono::milliseconds connect_timeout{10'000};
     /// Keep the session alive: after createSession the client asks getACMTimeout and sends a
     /// heartbeat (validate connection message) whenever it wrote nothing for half of it
-    /// (what Glacier2.SessionHelper does; the router drops idle connections, spec/ice-wire.md §12).
+    /// (what Glacier2.SessionHelper does; the router drops idle connections, docs/ice-wire.md §12).
     bool keep_alive = true;
     /// Heartbeat period used when keep_alive is set and getACMTimeout fails or returns <= 0 (0 = none).
     std::chrono::milliseconds fallback_heartbeat{15'000};
