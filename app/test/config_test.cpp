@@ -371,10 +371,31 @@ TEST_F(config_files, ice_known_glacier2_keys_are_silent) {
 TEST_F(config_files, ice_unsupported_settings_are_named) {
     config cfg = ice(client + "Glacier2.Client.SleepTime=100\nGlacier2.SSLSessionManager=s:tcp -p 1\n"
                               "Glacier2.Client.MessageSizeMax=64\n");
-    EXPECT_TRUE(has_warning(cfg, "Glacier2.Client.SleepTime: not supported by Moraine"));
+    EXPECT_FALSE(has_warning(cfg, "Glacier2.Client.SleepTime"));  // buffered mode is served
+    EXPECT_EQ(cfg.router.client_sleep_time_ms, 100);
     EXPECT_FALSE(has_warning(cfg, "Glacier2.SSLSessionManager"));  // served since TLS landed
     EXPECT_EQ(cfg.router.ssl_session_manager, "s:tcp -p 1");
     EXPECT_TRUE(has_warning(cfg, "Glacier2.Client.MessageSizeMax: not supported by Moraine"));
+}
+
+TEST_F(config_files, ice_buffered_mode_settings) {
+    config cfg = ice(client + "Glacier2.Client.SleepTime=250\nGlacier2.Server.SleepTime=40\n"
+                              "Glacier2.Server.AlwaysBatch=1\n");
+    EXPECT_TRUE(cfg.router.client_buffered);  // glacier2router's default
+    EXPECT_EQ(cfg.router.client_sleep_time_ms, 250);
+    EXPECT_EQ(cfg.router.server_sleep_time_ms, 40);
+    EXPECT_TRUE(cfg.warnings.empty()) << cfg.warnings.front();
+    EXPECT_EQ(ice_error(client + "Glacier2.Server.SleepTime=600000\n"),
+              cfg_file() + ":2: Glacier2.Server.SleepTime: 600000 is out of range [0, 60000]");
+    // Without buffering they have nothing to act on: said, not silently dropped.
+    config unbuffered = ice(client + "Glacier2.Client.Buffered=0\nGlacier2.Client.SleepTime=250\n"
+                                     "Glacier2.Client.AlwaysBatch=1\nGlacier2.Server.AlwaysBatch=1\n");
+    EXPECT_TRUE(has_warning(unbuffered, "Glacier2.Client.SleepTime: has no effect with Glacier2.Client.Buffered=0"));
+    EXPECT_TRUE(has_warning(unbuffered, "Glacier2.Client.AlwaysBatch: has no effect with Glacier2.Client.Buffered=0"));
+    EXPECT_FALSE(has_warning(unbuffered, "Glacier2.Server.AlwaysBatch"));
+    config y = yaml("client:\n  endpoints: \"tcp -h 127.0.0.1 -p 4063\"\n  buffered: true\n  sleep_time_ms: 30\n");
+    EXPECT_TRUE(y.router.client_buffered);
+    EXPECT_EQ(y.router.client_sleep_time_ms, 30);
 }
 
 TEST_F(config_files, ice_shipped_glacier2_cfg_loads) {
@@ -573,7 +594,7 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
                             "add_connection_context, session, client, server, auth, filters, threads, limits, tls, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
-                            "always_batch, acm_timeout)");
+                            "always_batch, sleep_time_ms, acm_timeout)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
               std::string::npos);
 }

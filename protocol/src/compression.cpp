@@ -8,6 +8,7 @@
 #include <bzlib.h>
 
 #include <limits>
+#include <utility>
 
 namespace moraine::protocol {
 namespace {
@@ -60,6 +61,16 @@ boost::system::result<byte_buffer> compress_message(byte_view message) {
     write_header(out.data(), type, compression_status::compressed, static_cast<std::int32_t>(out.size()));
     detail::store_le<std::int32_t>(out.data() + header_size, static_cast<std::int32_t>(message.size()));
     return out;
+}
+
+void compress_for_peer(byte_buffer& message) {
+    if (message.size() >= compression_threshold) {
+        if (auto packed = compress_message(message)) {
+            message = std::move(*packed);
+            return;
+        }
+    }
+    message[9] = std::byte{1};  // the header's compression status
 }
 
 }  // namespace moraine::protocol

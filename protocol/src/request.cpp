@@ -7,6 +7,7 @@
 #include "detail/little_endian.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace moraine::protocol {
 namespace {
@@ -54,6 +55,21 @@ std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, con
     append(out, ctx);
     append(out, r.params.bytes);
     return size;
+}
+
+void batch_builder::add(byte_view request_message) {
+    if (out_.empty()) out_.resize(header_size + 4);  // header and count, filled in by finish()
+    append(out_, request_message.subspan(header_size + 4));
+    ++count_;
+}
+
+byte_buffer batch_builder::finish() {
+    if (out_.empty()) out_.resize(header_size + 4);
+    write_header(out_.data(), message_type::batch_request, compression_status::none,
+                 static_cast<std::int32_t>(out_.size()));
+    detail::store_le<std::int32_t>(out_.data() + header_size, count_);
+    count_ = 0;
+    return std::exchange(out_, {});
 }
 
 batch_reader::batch_reader(byte_view body) noexcept {

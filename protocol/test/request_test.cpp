@@ -211,6 +211,26 @@ TEST(request, batch_of_three_decodes) {
     EXPECT_FALSE(reader.next());
 }
 
+TEST(request, batch_builder_rebuilds_a_client_batch) {
+    // Re-batching the requests of a real Ice client's batch gives back its very bytes.
+    const auto batch = test::find_record("batch-oneway", [](auto& r) { return test::is_type(r, "batchRequest"); });
+    const auto msg = test::bytes(batch);
+    batch_reader reader(body_of(msg));
+    batch_builder builder;
+    EXPECT_TRUE(builder.empty());
+    while (!reader.done()) {
+        const auto req = reader.next();
+        ASSERT_TRUE(req);
+        byte_buffer one;
+        write_request_message(one, 0, *req, true);
+        builder.add(one);
+    }
+    EXPECT_FALSE(builder.empty());
+    EXPECT_EQ(to_hex(builder.finish()), to_hex(msg));
+    EXPECT_TRUE(builder.empty());
+    EXPECT_EQ(to_hex(builder.finish()), "496365500100010001001200000000000000");
+}
+
 TEST(request, batch_errors) {
     batch_reader negative(test::lasting_hex("ffffffff"));
     EXPECT_EQ(negative.error(), errc::negative_size);

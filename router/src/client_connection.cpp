@@ -16,19 +16,11 @@ namespace moraine::router {
 
 using namespace net;
 
-namespace {
-
-/// The `_fwd` context asks for a oneway (o), batch oneway (O), datagram (d) or batch datagram (D)
-/// forward of a twoway call: the client then gets an empty OK at once (docs/glacier2.md §5).
-bool fwd_asks_oneway(const protocol::context_view& ctx) {
-    auto fwd = ctx.find("_fwd");
-    return fwd && fwd->find_first_of("oOdD") != std::string_view::npos;
-}
-
-}  // namespace
-
 client_connection::client_connection(session_shard& local, transport socket)
-    : ice_connection(local.io(), std::move(socket)), local_(local) {}
+    : ice_connection(local.io(), std::move(socket)),
+      local_(local),
+      request_timing_(home_.executor(), local.cfg().client_sleep_time_ms),
+      callback_timing_(home_.executor(), local.cfg().server_sleep_time_ms) {}
 
 client_connection::~client_connection() = default;
 
@@ -47,7 +39,10 @@ std::string client_connection::peer_subject() {
     return transport_.secure() ? net::peer_subject(transport_.tls().native_handle()) : std::string();
 }
 
-bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }
+bool client_connection::reads_paused() const noexcept {
+    // A buffered queue above the high watermark waits for its flush, as a back end's queue does.
+    return out_.above_high() || blocked_on_backend_ || requests_.bytes() >= home_.cfg().connection_queue_high;
+}
 
 bool client_connection::on_frame(const protocol::frame_view& frame) {
     const auto compression = static_cast<std::uint8_t>(frame.header.compression);
@@ -83,48 +78,9 @@ bool client_connection::dispatch_request(const protocol::request_view& r, std::u
     return !closed();
 }
 
-void client_connection::forward(const protocol::request_view& r, std::uint8_t compression) {
-    const bool twoway = r.request_id != 0;
-    const protocol::proxy* target = session_->routes.find(r.id);
-    if (!target) {
-        // The Ice client re-adds the proxy and retries when it sees operation ice_add_proxy.
-        if (twoway) {
-            protocol::byte_buffer out;
-            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id, "",
-                                            "ice_add_proxy");
-            enqueue(std::move(out));
-        }
-        return;
-    }
-    if (!session_->filters.accepts_request(r.id, target->adapter_id)) {
-        if (twoway) {
-            protocol::byte_buffer out;
-            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id,
-                                            r.facet, r.operation);
-            enqueue(std::move(out));
-        }
-        return;
-    }
-    std::string failure;
-    auto backend = home_.backends().get(*target, failure);
-    if (!backend) {
-        if (twoway) enqueue(reply_unknown_local(r.request_id, failure));
-        return;
-    }
-    const bool forward_twoway = twoway && !fwd_asks_oneway(r.context);
-    const auto result = backend->forward(r, local_.cfg().client_forward_context, forward_twoway, shared(),
-                                         r.request_id, compression);
-    ++local_.metrics().requests_forwarded;
-    if (twoway && !forward_twoway) enqueue(reply_void(r.request_id, r.params.encoding));
-    if (result == enqueue_result::above_high) {
-        pause_for_backend();
-        backend->add_paused_feeder(shared());
-    }
-}
-
 void client_connection::relay_reply(std::int32_t client_request_id, const protocol::reply_view& r,
                                       std::uint8_t compression) {
-    if (closed()) return;
+    if (closed() || client_request_id == 0) return;  // 0: a oneway the client asked to forward twoway
     protocol::byte_buffer out;
     protocol::write_reply_message(out, client_request_id, r, compression != 0 ? 1 : 0);
     // Per hop, as Glacier2: a client that accepts compression gets replies >= 100 bytes compressed.
@@ -144,17 +100,6 @@ std::int32_t client_connection::next_callback_id() noexcept {
     return id;
 }
 
-void client_connection::forward_callback(protocol::byte_buffer message, bool twoway, callback_route route) {
-    if (closed()) return;
-    if (twoway) {
-        const std::int32_t id = next_callback_id();
-        callbacks_.emplace(id, std::move(route));
-        std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
-    }
-    ++local_.metrics().callbacks_forwarded;
-    enqueue(std::move(message));
-}
-
 enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway) {
     if (closed()) return enqueue_result::over_limit;
     if (twoway) {
@@ -171,6 +116,7 @@ void client_connection::on_callback_reply(const protocol::reply_view& r) {
     if (it == callbacks_.end()) return;  // unknown request id: ignored, as Ice does
     const callback_route route = std::move(it->second);
     callbacks_.erase(it);
+    if (route.request_id == 0) return;  // a oneway callback the back end asked to forward twoway
     protocol::byte_buffer out;
     protocol::write_reply_message(out, route.request_id, r);
     send_callback_reply(home_.set(), home_.index(), route, std::move(out));
@@ -194,6 +140,9 @@ void client_connection::set_session(std::unique_ptr<session::session> s) {
 
 void client_connection::destroy_session() {
     if (!session_) return;
+    // What the session queued still leaves, as with Glacier2, which drains a queue before dropping it.
+    flush_requests();
+    flush_callbacks();
     local_.remove_session(session_->category);
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
@@ -205,7 +154,11 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
+    request_timing_.timer.cancel();
+    callback_timing_.timer.cancel();
     destroy_session();
+    flush_requests();  // requests queued by the client still reach their back ends
+    fail_queued_callbacks();
     fail_callbacks();
 }
 

@@ -87,6 +87,8 @@ void read_forwarding(const property_file& p, config& cfg) {
     p.read_bool("Glacier2.Server.Buffered", cfg.server_buffered);
     p.read_bool("Glacier2.Client.AlwaysBatch", cfg.client_always_batch);
     p.read_bool("Glacier2.Server.AlwaysBatch", cfg.server_always_batch);
+    p.read_int("Glacier2.Client.SleepTime", 0, max_sleep_time_ms, cfg.client_sleep_time_ms);
+    p.read_int("Glacier2.Server.SleepTime", 0, max_sleep_time_ms, cfg.server_sleep_time_ms);
     p.read_bool("Glacier2.Client.ForwardContext", cfg.client_forward_context);
     p.read_bool("Glacier2.Server.ForwardContext", cfg.server_forward_context);
     p.read_bool("Glacier2.ReturnClientProxy", cfg.return_client_proxy);
@@ -164,9 +166,15 @@ void warn_about_keys(const property_file& p, std::vector<std::string>& warnings)
         if (key.starts_with("Glacier2.") && !is_known_glacier2_key(key))
             warn(warnings, p, key, "unknown property, ignored");
     }
-    for (std::string_view key : {"Glacier2.Client.SleepTime", "Glacier2.Server.SleepTime"}) {
-        const std::string* v = p.find(key);
-        if (v && *v != "0") warn(warnings, p, key, "not supported by Moraine, ignored");
+    for (std::string_view direction : {"Glacier2.Client.", "Glacier2.Server."}) {
+        const std::string buffered = std::string(direction) + "Buffered";
+        if (p.find(buffered) && *p.find(buffered) == "0") {
+            for (std::string_view key : {"AlwaysBatch", "SleepTime"}) {
+                const std::string full = std::string(direction) + std::string(key);
+                const std::string* v = p.find(full);
+                if (v && *v != "0") warn(warnings, p, full, "has no effect with " + buffered + "=0");
+            }
+        }
     }
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
         if (p.find(key)) warn(warnings, p, key, "not supported by Moraine, ignored (Ice.MessageSizeMax applies)");

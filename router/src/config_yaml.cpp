@@ -19,6 +19,7 @@ void read_client(yaml_section s, config& cfg) {
     s.read("forward_context", cfg.client_forward_context);
     s.read("buffered", cfg.client_buffered);
     s.read("always_batch", cfg.client_always_batch);
+    s.read_int("sleep_time_ms", 0, max_sleep_time_ms, cfg.client_sleep_time_ms);
     // Default as in glacier2router: the session timeout when there is one, else 60 s.
     cfg.acm_timeout_s = cfg.session_timeout_s > 0 ? static_cast<int>(cfg.session_timeout_s) : 60;
     s.read_int("acm_timeout", 0, INT_MAX, cfg.acm_timeout_s);
@@ -31,6 +32,7 @@ void read_server(yaml_section s, config& cfg) {
     s.read("forward_context", cfg.server_forward_context);
     s.read("buffered", cfg.server_buffered);
     s.read("always_batch", cfg.server_always_batch);
+    s.read_int("sleep_time_ms", 0, max_sleep_time_ms, cfg.server_sleep_time_ms);
     s.finish();
 }
 

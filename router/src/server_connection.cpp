@@ -2,6 +2,7 @@
 
 #include <moraine/protocol/reply.hpp>
 #include <moraine/net/callback_route.hpp>
+#include <moraine/net/local_reply.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/session_control.hpp>
 #include <moraine/net/shard.hpp>
@@ -41,13 +42,14 @@ bool server_connection::on_frame(const protocol::frame_view& frame) {
 }
 
 void server_connection::route(const protocol::request_view& r) {
+    const auto& cfg = local_.cfg();
     const bool twoway = r.request_id != 0;
     protocol::byte_buffer message;
-    protocol::write_request_message(message, 0, r, local_.cfg().server_forward_context);
+    protocol::write_request_message(message, 0, r, cfg.server_forward_context);
     callback_route back{home_.index(), weak_from_this(), r.request_id};
     auto& set = home_.set();
     auto& router = local_.router();
-    if (is_session_control_category(local_.cfg(), r.id.category)) {
+    if (is_session_control_category(cfg, r.id.category)) {
         // SessionControl objects are named after the session's category, which names its shard.
         const unsigned owner = router.owner_of(r.id.name);
         set.invoke_on(owner, [&router, message = std::move(message), twoway, back = std::move(back)](shard& s) mutable {
@@ -55,26 +57,39 @@ void server_connection::route(const protocol::request_view& r) {
         });
         return;
     }
-    const unsigned owner = router.owner_of(r.id.category);
-    if (owner == home_.index()) {
-        deliver_callback(local_, r.id.category, std::move(message), twoway, std::move(back));
+    const forward_options how = decide_forward(twoway, r.context, cfg.server_buffered, cfg.server_always_batch);
+    if (twoway && !how.is_twoway()) {
+        // Forwarded oneway, batched or as a datagram: the back end gets its empty OK at once, as
+        // from Glacier2.
+        enqueue(reply_void(r.request_id, r.params.encoding));
+        back.request_id = 0;
+    }
+    if (how.is_datagram()) {
+        // The client is reached only over its own stream connection: no datagram gets there.
+        spdlog::debug("datagram callback to {} dropped: Moraine has no udp", r.id.category);
         return;
     }
-    set.invoke_on(owner, [&router, category = std::string(r.id.category), message = std::move(message), twoway,
-                          back = std::move(back)](shard& s) mutable {
-        deliver_callback(router.local(s.index()), category, std::move(message), twoway, std::move(back));
+    std::string key = cfg.server_buffered ? override_key(r.context, r.id, r.facet, how, {}) : std::string();
+    const unsigned owner = router.owner_of(r.id.category);
+    if (owner == home_.index()) {
+        deliver_callback(local_, r.id.category, std::move(message), how, std::move(key), std::move(back));
+        return;
+    }
+    set.invoke_on(owner, [&router, category = std::string(r.id.category), message = std::move(message), how,
+                          key = std::move(key), back = std::move(back)](shard& s) mutable {
+        deliver_callback(router.local(s.index()), category, std::move(message), how, std::move(key), std::move(back));
     });
 }
 
 void server_connection::on_closed(std::string_view why) { spdlog::debug("server-endpoint connection closed: {}", why); }
 
-void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
-                      callback_route route) {
+void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message,
+                      const forward_options& how, std::string override_key, callback_route route) {
     if (auto* c = owner.find_session(category)) {
-        c->forward_callback(std::move(message), twoway, std::move(route));
+        c->forward_callback(std::move(message), how, std::move(override_key), std::move(route));
         return;
     }
-    if (!twoway) return;
+    if (route.request_id == 0) return;  // nobody waits for an answer
     auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
     if (!r) return;
     protocol::byte_buffer reply;

@@ -1,5 +1,6 @@
 #include <moraine/net/backend_connection.hpp>
 
+#include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
@@ -136,14 +137,26 @@ std::int32_t backend_connection::next_request_id() noexcept {
 enqueue_result backend_connection::forward(const protocol::request_view& r, bool keep_context, bool twoway,
                                            const std::shared_ptr<ice_connection>& client,
                                            std::int32_t client_request_id, std::uint8_t compression) {
+    protocol::byte_buffer message;
+    protocol::write_request_message(message, 0, r, keep_context);
+    return forward_message(std::move(message), twoway, client, client_request_id, compression, false);
+}
+
+enqueue_result backend_connection::forward_message(protocol::byte_buffer message, bool twoway,
+                                                   const std::shared_ptr<ice_connection>& client,
+                                                   std::int32_t client_request_id, std::uint8_t compression,
+                                                   bool compress) {
     if (closed()) {
-        if (twoway && client) client->enqueue(reply_unknown_local(client_request_id, failure_));
+        if (twoway && client && client_request_id != 0)
+            client->enqueue(reply_unknown_local(client_request_id, failure_));
         return enqueue_result::queued;
     }
-    const std::int32_t id = twoway ? next_request_id() : 0;
-    protocol::byte_buffer message;
-    protocol::write_request_message(message, id, r, keep_context);
-    if (twoway) pending_.emplace(id, pending{client, client_request_id, compression, {}});
+    if (twoway) {
+        const std::int32_t id = next_request_id();
+        std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+        pending_.emplace(id, pending{client, client_request_id, compression, {}});
+    }
+    if (compress) protocol::compress_for_peer(message);
     return enqueue(std::move(message));
 }
 

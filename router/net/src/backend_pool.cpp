@@ -9,20 +9,25 @@ namespace moraine::net {
 namespace {
 
 /// The first endpoint this router can reach: tcp, or ssl when TLS is configured (as an Ice
-/// communicator without the IceSSL plugin has no ssl endpoints to choose).
-const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls) {
+/// communicator without the IceSSL plugin has no ssl endpoints to choose); only ssl ones when
+/// `secure_only`.
+const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls, bool secure_only) {
     for (const auto& e : p.endpoints)
-        if (e.is_tcp() || (tls && e.is_ssl())) return &e;
+        if ((e.is_tcp() && !secure_only) || (tls && e.is_ssl())) return &e;
     return nullptr;
 }
 
 }  // namespace
 
-std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure) {
-    const auto* ep = usable_endpoint(p, home_.set().tls() != nullptr);
+std::string no_endpoint_text(const protocol::proxy& p) {
+    return "::Ice::NoEndpointException:\nno suitable endpoint available for proxy `" + protocol::proxy_to_string(p) +
+           "'";
+}
+
+std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure, bool secure_only) {
+    const auto* ep = usable_endpoint(p, home_.set().tls() != nullptr, secure_only);
     if (!ep) {
-        failure = "::Ice::NoEndpointException:\nno suitable endpoint available for proxy `" +
-                  protocol::proxy_to_string(p) + "'";
+        failure = no_endpoint_text(p);
         return nullptr;
     }
     std::string key = (ep->is_ssl() ? "ssl:" : "") + ep->host + ":" + std::to_string(ep->port);

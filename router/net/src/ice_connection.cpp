@@ -257,6 +257,7 @@ asio::awaitable<void> ice_connection::write_loop() {
             co_return;
         }
         if (out_.consume_gathered()) on_drained();
+        if (out_.empty() && !closed_) on_written();
     }
 }
 

@@ -21,4 +21,10 @@ boost::system::result<byte_buffer> decompress_message(const frame_view& frame, c
 /// @return the compressed message, or errc::bad_compression if bzip2 fails.
 boost::system::result<byte_buffer> compress_message(byte_view message);
 
+/// Prepares the whole uncompressed `message` for a hop that compresses, as Ice does for a
+/// compressing proxy: at least compression_threshold bytes, it is replaced by its compressed form
+/// (status 2); a smaller one, or one bzip2 cannot compress, keeps its bytes with status 1
+/// ("the reply may be compressed").
+void compress_for_peer(byte_buffer& message);
+
 }  // namespace moraine::protocol

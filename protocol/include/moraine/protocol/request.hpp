@@ -39,6 +39,22 @@ boost::system::result<request_view> decode_request(byte_view body);
 std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
                                   bool keep_context);
 
+/// Builds one batch request message (type 1, docs/ice-wire.md §5) out of whole request
+/// messages (type 0, uncompressed) by dropping each one's header and request id: header, int32
+/// count, then each request body without its id. This is how queued batch oneways leave together.
+class batch_builder {
+public:
+    /// Appends the request of `request_message`, a whole uncompressed request message.
+    void add(byte_view request_message);
+    bool empty() const noexcept { return count_ == 0; }
+    /// The batch message so far (header filled in); the builder is empty afterwards.
+    byte_buffer finish();
+
+private:
+    byte_buffer out_;
+    std::int32_t count_ = 0;
+};
+
 /// Reads the requests of a batch request body (type 1, docs/ice-wire.md §5):
 /// int32 count, then `count` request bodies without a request id.
 class batch_reader {

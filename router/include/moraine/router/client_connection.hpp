@@ -5,6 +5,9 @@
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
 #include <moraine/net/ssl_info.hpp>
+#include <moraine/router/buffered_request.hpp>
+#include <moraine/router/forward_options.hpp>
+#include <moraine/router/request_queue.hpp>
 #include <moraine/router/session_shard.hpp>
 #include <moraine/session/session.hpp>
 
@@ -30,9 +33,13 @@ public:
     /// `compression` is the client request's compression byte: 1 or 2 allow a compressed reply.
     void relay_reply(std::int32_t client_request_id, const protocol::reply_view& r, std::uint8_t compression) override;
 
-    /// Sends a callback request to the client: `message` is a whole request message with
-    /// request id 0 at offset 14; a twoway one gets a fresh id here and its reply goes back along `route`.
-    void forward_callback(protocol::byte_buffer message, bool twoway, net::callback_route route);
+    /** Sends a callback request to the client, at once or through the session's buffered
+        queue (Glacier2.Server.Buffered): `message` is a whole uncompressed request message with
+        request id 0 at offset 14; `how` says how it leaves (server_connection applied `_fwd`); a
+        twoway gets a fresh id when sent and its reply goes back along `route`. A non-empty
+        `override_key` replaces a queued callback with the same key (`_ovrd`). */
+    void forward_callback(protocol::byte_buffer message, const forward_options& how, std::string override_key,
+                          net::callback_route route);
 
     /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
         request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
@@ -75,7 +82,18 @@ private:
     void on_closed(std::string_view why) override;
     bool reads_paused() const noexcept override;
     bool dispatch_request(const protocol::request_view& r, std::uint8_t compression);
+    // Forwarding (client_forwarding.cpp): at once, or through the session's buffered queues.
     void forward(const protocol::request_view& r, std::uint8_t compression);
+    void send_request(queued_request q);
+    void flush_requests();
+    void send_callback(queued_callback q);
+    void flush_callbacks();
+    void fail_queued_callbacks() noexcept;
+    /// Posts `flush` to the end of this loop turn unless one is posted or the hold runs.
+    void schedule_flush(flush_timing& timing, void (client_connection::*flush)());
+    /// After a flush that sent something: hold the queue for timing.hold, then flush what came.
+    void start_hold(flush_timing& timing, void (client_connection::*flush)());
+    void on_written() override;
     void on_callback_reply(const protocol::reply_view& r);
     void fail_callbacks() noexcept;
     /// A request id on this connection not used by a callback awaiting its reply.
@@ -86,6 +104,11 @@ private:
     std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
+    bool warned_datagram_ = false;  // a `_fwd` datagram request was logged once
+    request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
+    request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
+    flush_timing request_timing_;
+    flush_timing callback_timing_;
 };
 
 }  // namespace moraine::router

@@ -25,6 +25,9 @@ enum class auth_mode {
     allow_all,  ///< explicit (YAML `auth: {mode: allow_all}` or Glacier2/NullPermissionsVerifier)
 };
 
+/// Upper bound of Glacier2.Client/Server.SleepTime (ms): a longer hold is a configuration mistake.
+inline constexpr int max_sleep_time_ms = 60'000;
+
 /// The Glacier2 router's settings. Immutable once loaded; shared as shared_ptr<const config>.
 struct config {
     std::string instance_name = "Glacier2";
@@ -39,6 +42,8 @@ struct config {
     bool server_buffered = true;          ///< Glacier2.Server.Buffered (YAML default: false)
     bool client_always_batch = false;     ///< Glacier2.Client.AlwaysBatch
     bool server_always_batch = false;     ///< Glacier2.Server.AlwaysBatch
+    int client_sleep_time_ms = 0;         ///< Glacier2.Client.SleepTime: a buffered queue holds this long after each flush
+    int server_sleep_time_ms = 0;         ///< Glacier2.Server.SleepTime
     bool return_client_proxy = false;     ///< Glacier2.ReturnClientProxy
     int add_connection_context = 0;       ///< Glacier2.AddConnectionContext
 

@@ -3,6 +3,7 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
+#include <moraine/router/forward_options.hpp>
 
 #include <memory>
 
@@ -28,9 +29,10 @@ private:
     session_shard& local_;
 };
 
-/** On the shard owning `category`: hands a callback to the session's client connection, or
-    answers ObjectNotExist along `route` when no such session exists (any more). */
-void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message, bool twoway,
-                      net::callback_route route);
+/** On the shard owning `category`: hands a callback to the session's client connection
+    (client_connection::forward_callback: `how`, `override_key`), or answers ObjectNotExist along
+    `route` when no such session exists (any more) and route.request_id is not 0. */
+void deliver_callback(session_shard& owner, std::string_view category, protocol::byte_buffer message,
+                      const forward_options& how, std::string override_key, net::callback_route route);
 
 }  // namespace moraine::router

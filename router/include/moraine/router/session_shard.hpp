@@ -29,6 +29,8 @@ struct router_metrics {
     unsigned long requests_forwarded = 0;
     unsigned long replies_forwarded = 0;
     unsigned long callbacks_forwarded = 0;
+    unsigned long requests_overridden = 0;   ///< buffered client requests replaced by a newer one (`_ovrd`)
+    unsigned long callbacks_overridden = 0;  ///< buffered callbacks replaced likewise
 };
 
 /// The sessions and client connections one shard owns; touched only on that shard's thread.

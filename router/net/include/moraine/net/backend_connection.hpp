@@ -40,6 +40,14 @@ public:
                            const std::shared_ptr<ice_connection>& client, std::int32_t client_request_id,
                            std::uint8_t compression);
 
+    /** As forward, for a request already framed: `message` is a whole uncompressed request
+        message with request id 0 (a twoway gets its id here). `compress` sends it bzip2-compressed
+        when it is large enough (the `_fwd=z` option). A twoway with `client_request_id` 0 is
+        sent as a twoway but its reply is dropped (a oneway the client asked to forward twoway). */
+    enqueue_result forward_message(protocol::byte_buffer message, bool twoway,
+                                   const std::shared_ptr<ice_connection>& client, std::int32_t client_request_id,
+                                   std::uint8_t compression, bool compress);
+
     /// Sends a router-originated twoway request: `message` is a whole request message whose
     /// request id (offset 14) this connection fills in. `done` runs on this shard.
     void invoke(protocol::byte_buffer message, reply_handler done) { send(outbound_frame{std::move(message), {}}, std::move(done)); }

@@ -17,9 +17,11 @@ class backend_pool {
 public:
     explicit backend_pool(shard& home) : home_(home) {}
 
-    /** The connection for proxy `p`: its first tcp endpoint (connected lazily, shared by every
-        session of the shard). @return nullptr with `failure` set if `p` has no usable endpoint. */
-    std::shared_ptr<backend_connection> get(const protocol::proxy& p, std::string& failure);
+    /** The connection for proxy `p`: its first tcp endpoint, or ssl with TLS configured
+        (connected lazily, shared by every session of the shard); with `secure_only` (Glacier2's
+        `_fwd=s`), its first ssl endpoint. @return nullptr with `failure` set (Ice's
+        NoEndpointException text) if `p` has no usable endpoint. */
+    std::shared_ptr<backend_connection> get(const protocol::proxy& p, std::string& failure, bool secure_only = false);
 
     /// Called by a connection that closed, so the next request reconnects.
     void remove(const std::string& key, const backend_connection* c) noexcept;
@@ -33,6 +35,9 @@ private:
     shard& home_;
     std::unordered_map<std::string, std::shared_ptr<backend_connection>> connections_;
 };
+
+/// The failure text Ice gives (as an UnknownLocalException) for a proxy with no endpoint it can use.
+std::string no_endpoint_text(const protocol::proxy& p);
 
 /** Invokes `operation` on `target` from the router itself (PermissionsVerifier, SessionManager,
     Session::destroy): a twoway request with an empty context and `params` (a whole encapsulation).

@@ -92,6 +92,8 @@ protected:
     virtual bool reads_paused() const noexcept { return out_.above_high(); }
     /// The queue fell below its low watermark after having been above the high one.
     virtual void on_drained() { resume_reads(); }
+    /// The write loop wrote everything queued: the peer has taken all bytes so far.
+    virtual void on_written() {}
     /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
     bool dispatch_frame(const protocol::frame_view& frame);
     /// Closes for bad input from the peer, counted as a protocol error. @return false.

@@ -1,0 +1,267 @@
+// How a session's requests leave: client -> back end and back end -> client, at once or through
+// the session's buffered queues (Glacier2.Client/Server.Buffered; docs/glacier2.md §5,
+// docs/architecture.md "Buffered mode").
+#include <moraine/router/client_connection.hpp>
+
+#include <moraine/protocol/compression.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/net/backend_pool.hpp>
+#include <moraine/net/local_reply.hpp>
+#include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace moraine::router {
+
+using namespace net;
+
+namespace {
+
+/// Glacier2 logs `_fwd` letters it does not know and goes on.
+void warn_unknown_letters(const forward_options& how) {
+    if (!how.unknown.empty()) spdlog::warn("unknown forward option(s) '{}' in _fwd, ignored", how.unknown);
+}
+
+/// Batch oneways gathered during one flush: one batch message per proxy, as Glacier2 sends them.
+class batches {
+public:
+    void add(const queued_request& q) {
+        for (auto& b : open_) {
+            if (b.to != q.backend.get() || b.key != q.batch_key) continue;
+            b.builder.add(q.message);
+            return;
+        }
+        open_.push_back({q.backend.get(), q.batch_key, {}, q.how.compress});
+        open_.back().builder.add(q.message);
+    }
+    /// Sends the batches for `to`, if any: before a twoway or oneway to it, so order holds.
+    void send(const backend_connection* to) {
+        for (auto& b : open_)
+            if (b.to == to) send(b);
+    }
+    void send_all() {
+        for (auto& b : open_) send(b);
+        open_.clear();
+    }
+
+private:
+    struct open_batch {
+        backend_connection* to;
+        std::string key;
+        protocol::batch_builder builder;
+        bool compress;
+    };
+    static void send(open_batch& b) {
+        if (b.builder.empty()) return;
+        auto message = b.builder.finish();
+        if (b.compress) protocol::compress_for_peer(message);
+        b.to->send(outbound_frame{std::move(message), {}}, {});
+    }
+    std::vector<open_batch> open_;
+};
+
+}  // namespace
+
+// -- client -> back end --------------------------------------------------------------------------
+
+void client_connection::forward(const protocol::request_view& r, std::uint8_t compression) {
+    const bool twoway = r.request_id != 0;
+    const auto& cfg = local_.cfg();
+    const protocol::proxy* target = session_->routes.find(r.id);
+    if (!target) {
+        // The Ice client re-adds the proxy and retries when it sees operation ice_add_proxy.
+        if (twoway) {
+            protocol::byte_buffer out;
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id, "",
+                                            "ice_add_proxy");
+            enqueue(std::move(out));
+        }
+        return;
+    }
+    if (!session_->filters.accepts_request(r.id, target->adapter_id)) {
+        if (twoway) {
+            protocol::byte_buffer out;
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id,
+                                            r.facet, r.operation);
+            enqueue(std::move(out));
+        }
+        return;
+    }
+    const forward_options how = decide_forward(twoway, r.context, cfg.client_buffered, cfg.client_always_batch);
+    warn_unknown_letters(how);
+    // A twoway forwarded as oneway, batch or datagram is answered at once, with an empty OK.
+    if (twoway && !how.is_twoway()) enqueue(reply_void(r.request_id, r.params.encoding));
+    if (how.is_datagram()) {
+        // Moraine serves no udp: the datagram has nowhere to go. Glacier2 loses it the same way,
+        // after the same answer; here it is at least said.
+        if (!warned_datagram_) spdlog::warn("_fwd asks for a datagram to {}: Moraine has no udp, request dropped",
+                                            protocol::proxy_to_string(*target));
+        warned_datagram_ = true;
+        return;
+    }
+    std::string failure;
+    auto backend = home_.backends().get(*target, failure, how.secure);
+    if (!backend) {
+        if (twoway && how.is_twoway()) enqueue(reply_unknown_local(r.request_id, failure));
+        else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*target), failure);
+        return;
+    }
+    queued_request q;
+    protocol::write_request_message(q.message, 0, r, cfg.client_forward_context);
+    q.how = how;
+    q.client_request_id = twoway && how.is_twoway() ? r.request_id : 0;
+    q.compression = compression;
+    if (cfg.client_buffered) q.override_key = override_key(r.context, r.id, r.facet, how, backend->key());
+    if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, backend->key());
+    q.backend = std::move(backend);
+    ++local_.metrics().requests_forwarded;
+    if (!cfg.client_buffered) {
+        send_request(std::move(q));
+        return;
+    }
+    if (requests_.add(std::move(q))) ++local_.metrics().requests_overridden;
+    schedule_flush(request_timing_, &client_connection::flush_requests);
+}
+
+void client_connection::send_request(queued_request q) {
+    auto& backend = *q.backend;
+    const auto result = backend.forward_message(std::move(q.message), q.how.is_twoway(), shared(),
+                                                q.client_request_id, q.compression, q.how.compress);
+    if (result == enqueue_result::above_high) {
+        pause_for_backend();
+        backend.add_paused_feeder(shared());
+    }
+}
+
+void client_connection::flush_requests() {
+    if (requests_.empty()) return;
+    batches pending;
+    while (!requests_.empty()) {
+        queued_request q = requests_.pop();
+        if (q.how.is_batch()) {
+            pending.add(q);
+            continue;
+        }
+        pending.send(q.backend.get());
+        send_request(std::move(q));
+    }
+    pending.send_all();
+    if (!closed()) resume_reads();  // the queue is empty: a client paused for it may go on
+    if (!closed()) start_hold(request_timing_, &client_connection::flush_requests);
+}
+
+// -- back end -> client ---------------------------------------------------------------------------
+
+void client_connection::forward_callback(protocol::byte_buffer message, const forward_options& how,
+                                         std::string key, callback_route route) {
+    if (closed()) return;
+    warn_unknown_letters(how);
+    // The callback proxy is bound to this connection: `s` asks for TLS it may not have.
+    if (how.secure && !secure()) {
+        if (route.request_id != 0)
+            send_callback_reply(home_.set(), home_.index(), route,
+                                reply_unknown_local(route.request_id,
+                                                    "::Ice::NoEndpointException:\nno suitable endpoint available "
+                                                    "for a secure callback on a non-secure client connection"));
+        return;
+    }
+    ++local_.metrics().callbacks_forwarded;
+    queued_callback q{std::move(message), how, std::move(route), std::move(key)};
+    if (!local_.cfg().server_buffered) {
+        send_callback(std::move(q));
+        return;
+    }
+    if (queued_callbacks_.add(std::move(q))) ++local_.metrics().callbacks_overridden;
+    if (queued_callbacks_.bytes() > home_.cfg().connection_queue_max) {
+        ++home_.metrics().slow_consumers_closed;
+        close("slow consumer: buffered callbacks over the queue limit");
+        return;
+    }
+    schedule_flush(callback_timing_, &client_connection::flush_callbacks);
+}
+
+void client_connection::send_callback(queued_callback q) {
+    if (q.how.is_twoway()) {
+        const std::int32_t id = next_callback_id();
+        callbacks_.emplace(id, std::move(q.route));
+        std::memcpy(q.message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
+    }
+    if (q.how.compress) protocol::compress_for_peer(q.message);
+    enqueue(std::move(q.message));
+}
+
+void client_connection::flush_callbacks() {
+    // While the client has not taken what was sent, keep the rest here, where newer callbacks
+    // can still override it; on_written() flushes again (Glacier2's slow-client rule).
+    if (closed() || queued_callbacks_.empty() || !out_.empty()) return;
+    protocol::batch_builder batch;
+    bool compress_batch = false;
+    auto send_batch = [&] {
+        if (batch.empty()) return;
+        auto message = batch.finish();
+        if (compress_batch) protocol::compress_for_peer(message);
+        compress_batch = false;
+        enqueue(std::move(message));
+    };
+    while (!queued_callbacks_.empty() && out_.empty() && !closed()) {
+        queued_callback q = queued_callbacks_.pop();
+        if (q.how.is_batch()) {
+            batch.add(q.message);
+            compress_batch = compress_batch || q.how.compress;
+            continue;
+        }
+        send_batch();
+        send_callback(std::move(q));
+    }
+    send_batch();
+    if (!closed()) start_hold(callback_timing_, &client_connection::flush_callbacks);
+}
+
+void client_connection::on_written() {
+    if (!callback_timing_.holding && !queued_callbacks_.empty())
+        schedule_flush(callback_timing_, &client_connection::flush_callbacks);
+}
+
+void client_connection::fail_queued_callbacks() noexcept {
+    while (!queued_callbacks_.empty()) {
+        queued_callback q = queued_callbacks_.pop();
+        if (!q.how.is_twoway() || q.route.request_id == 0) continue;
+        send_callback_reply(home_.set(), home_.index(), q.route,
+                            reply_unknown_local(q.route.request_id,
+                                                "::Ice::ConnectionLostException:\nconnection lost: client gone"));
+    }
+}
+
+// -- flush timing --------------------------------------------------------------------------------
+
+void client_connection::schedule_flush(flush_timing& timing, void (client_connection::*flush)()) {
+    if (timing.posted || timing.holding) return;
+    timing.posted = true;
+    // Posted, so that every request of the messages read in this turn joins the same flush.
+    asio::post(home_.executor(), [weak = weak_from_this(), &timing, flush] {
+        auto self = std::static_pointer_cast<client_connection>(weak.lock());
+        if (!self) return;
+        timing.posted = false;
+        ((*self).*flush)();
+    });
+}
+
+void client_connection::start_hold(flush_timing& timing, void (client_connection::*flush)()) {
+    if (timing.hold.count() <= 0 || timing.holding) return;
+    timing.holding = true;
+    timing.timer.expires_after(timing.hold);
+    timing.timer.async_wait([weak = weak_from_this(), &timing, flush](boost::system::error_code ec) {
+        auto self = std::static_pointer_cast<client_connection>(weak.lock());
+        if (!self) return;
+        timing.holding = false;
+        if (ec || self->closed()) return;
+        ((*self).*flush)();
+    });
+}
+
+}  // namespace moraine::router
