@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as H  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_icestorm  # noqa: E402  (registers the topic-service scenarios after scenarios.py's)
+import scenarios_buffered  # noqa: E402  (registers the buffered-mode scenarios after those)
 import scenarios_tls  # noqa: E402  (registers the TLS scenarios last)
 
 
@@ -56,7 +57,7 @@ def run_one(env, name, fn):
         ok, reason = False, str(e)
     except Exception as e:  # noqa: BLE001  (an unexpected exception is a failure, with where)
         # Name the scenario line that raised (the innermost frames are Ice's generated code).
-        ours = (scenarios.__file__, scenarios_icestorm.__file__, scenarios_tls.__file__)
+        ours = (scenarios.__file__, scenarios_icestorm.__file__, scenarios_buffered.__file__, scenarios_tls.__file__)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in ours]
         where = " (at %s:%d)" % (os.path.basename(frames[-1].filename), frames[-1].lineno) if frames else ""
         ok, reason = False, "%s: %s%s" % (type(e).__name__, scenarios.short(e), where)

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Demo back end: hosts `hello` and `allowed/hello` (for category filters) on 127.0.0.1:PORT.
+"""Demo back end: hosts `hello`, `allowed/hello` (for category filters) and `slowhello` (its
+note() takes 20 ms: the buffered-mode override scenarios) on 127.0.0.1:PORT.
 
   backend.py PORT [--Ice.Config=FILE]
 
@@ -8,14 +9,17 @@ properties): the TLS scenarios' back end.
 """
 import sys
 import threading
+import time
 
 from peer_common import Demo, communicator, serve
 
 
 class HelloI(Demo.Hello):
-    def __init__(self):
+    def __init__(self, note_delay=0.0):
         self._lock = threading.Lock()
         self._notes = {}
+        self._order = []  # every note, in arrival order (notesFrom)
+        self._note_delay = note_delay
         self._last_ctx = {}
 
     def sayHello(self, name, current):
@@ -28,6 +32,9 @@ class HelloI(Demo.Hello):
     def note(self, msg, current):
         with self._lock:
             self._notes[msg] = self._notes.get(msg, 0) + 1
+            self._order.append(msg)
+        if self._note_delay:
+            time.sleep(self._note_delay)
 
     def count(self, current):
         with self._lock:
@@ -46,7 +53,18 @@ class HelloI(Demo.Hello):
     def lastContext(self, current):
         return self._last_ctx
 
+    def burst(self, cb, prefix, n, ctx, pause_after_first_ms, oneway, current):
+        prx = cb.ice_oneway() if oneway else cb.ice_twoway()
+        for i in range(n):
+            prx.ping("%s%d" % (prefix, i), ctx)
+            if i == 0 and pause_after_first_ms > 0:
+                time.sleep(pause_after_first_ms / 1000.0)
+
+    def notesFrom(self, prefix, current):
+        with self._lock:
+            return [m for m in self._order if m.startswith(prefix)]
+
 
 if __name__ == "__main__":
     with communicator() as ic:
-        serve(ic, int(sys.argv[1]), {"hello": HelloI(), "allowed/hello": HelloI()})
+        serve(ic, int(sys.argv[1]), {"hello": HelloI(), "allowed/hello": HelloI(), "slowhello": HelloI(0.02)})
