@@ -120,6 +120,22 @@ TEST(compression, small_vector_is_sent_uncompressed_with_status_1) {
     EXPECT_LT(test::bytes(rec).size(), compression_threshold);
 }
 
+TEST(compression, compress_for_peer_compresses_from_100_bytes_else_marks_status_1) {
+    const auto fwd = test::bytes(record_of("router->backend", "request"));
+    ASSERT_GE(fwd.size(), compression_threshold);
+    byte_buffer big(fwd.begin(), fwd.end());
+    compress_for_peer(big);
+    EXPECT_EQ(frame_of(big).header.compression, compression_status::compressed);
+    EXPECT_EQ(to_hex(*decompress_message(frame_of(big), limits{})), to_hex(with_id_and_status(fwd, 5, 1)));
+    // The small request a real Ice client sends with compression on: status 1, bytes unchanged.
+    const auto small_rec = test::find_record("compressed-small", [](auto& r) { return test::is_type(r, "request"); });
+    auto small = test::bytes(small_rec);
+    byte_buffer plain(small.begin(), small.end());
+    plain[9] = std::byte{0};
+    compress_for_peer(plain);
+    EXPECT_EQ(to_hex(plain), to_hex(small));
+}
+
 TEST(compression, compress_rejects_a_non_message) {
     EXPECT_EQ(compress_message(from_hex("4963")).error(), errc::bad_compression);
 }
