@@ -2,7 +2,7 @@
 """buffered_compare.py: a burst of oneway updates to a slow consumer through moraine-router and glacier2router,
 unbuffered vs buffered (batching, overriding), in both directions.
 
-  cd /work/main && /usr/bin/python3 perf/buffered_compare.py [--quick] [--repeats 3] [--sessions 100]
+  /usr/bin/python3 perf/buffered_compare.py [--quick] [--repeats 3] [--sessions 100]
         [--updates 1000] [--keys 4] [--payload 128] [--sleep-time 20] [--modes unbuffered,batch,override]
         [--directions to-backend,to-client] [--routers moraine,glacier2] [--bin-dir build/bin]
 
