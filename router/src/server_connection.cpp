@@ -47,13 +47,13 @@ void server_connection::route(const protocol::request_view& r) {
     protocol::byte_buffer message;
     protocol::write_request_message(message, 0, r, cfg.server_forward_context);
     callback_route back{home_.index(), weak_from_this(), r.request_id};
-    auto& set = home_.set();
     auto& router = local_.router();
     if (is_session_control_category(cfg, r.id.category)) {
         // SessionControl objects are named after the session's category, which names its shard.
         const unsigned owner = router.owner_of(r.id.name);
-        set.invoke_on(owner, [&router, message = std::move(message), twoway, back = std::move(back)](shard& s) mutable {
-            dispatch_session_control(router.local(s.index()), std::move(message), twoway, std::move(back));
+        const std::size_t bytes = message.size();
+        post_to(owner, bytes, [message = std::move(message), twoway, back = std::move(back)](session_shard& s) mutable {
+            dispatch_session_control(s, std::move(message), twoway, std::move(back));
         });
         return;
     }
@@ -75,10 +75,30 @@ void server_connection::route(const protocol::request_view& r) {
         deliver_callback(local_, r.id.category, std::move(message), how, std::move(key), std::move(back));
         return;
     }
-    set.invoke_on(owner, [&router, category = std::string(r.id.category), message = std::move(message), how,
-                          key = std::move(key), back = std::move(back)](shard& s) mutable {
-        deliver_callback(router.local(s.index()), category, std::move(message), how, std::move(key), std::move(back));
+    const std::size_t bytes = message.size();
+    post_to(owner, bytes, [category = std::string(r.id.category), message = std::move(message), how,
+                           key = std::move(key), back = std::move(back)](session_shard& s) mutable {
+        deliver_callback(s, category, std::move(message), how, std::move(key), std::move(back));
     });
+}
+
+template <class Fn>
+void server_connection::post_to(unsigned owner, std::size_t bytes, Fn fn) {
+    backlog_->add(bytes);
+    auto& router = local_.router();
+    home_.set().invoke_on(owner, [&router, fn = std::move(fn), bytes, backlog = backlog_, from = home_.index(),
+                                  origin = weak_from_this()](shard& s) mutable {
+        fn(router.local(s.index()));
+        if (backlog->handled(bytes, s.cfg().connection_queue_low))
+            s.set().invoke_on(from, [origin = std::move(origin)](shard&) {
+                if (auto c = origin.lock()) c->resume_reads();
+            });
+    });
+}
+
+bool server_connection::reads_paused() const noexcept {
+    // A back end flooding sessions of a slow shard waits, as it would for a slow client.
+    return out_.above_high() || backlog_->should_pause(home_.cfg().connection_queue_high);
 }
 
 void server_connection::on_closed(std::string_view why) { spdlog::debug("server-endpoint connection closed: {}", why); }

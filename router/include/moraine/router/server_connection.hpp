@@ -2,6 +2,7 @@
 // A back end's connection to Glacier2.Server.Endpoints: callbacks into sessions (docs/glacier2.md §6).
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/callback_route.hpp>
+#include <moraine/net/cross_shard_backlog.hpp>
 #include <moraine/net/ice_connection.hpp>
 #include <moraine/router/forward_options.hpp>
 
@@ -24,9 +25,15 @@ public:
 private:
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
+    bool reads_paused() const noexcept override;
     void route(const protocol::request_view& r);
+    /// Runs `fn(owner shard's session_shard)` on shard `owner`, counted in backlog_ until it ran.
+    template <class Fn>
+    void post_to(unsigned owner, std::size_t bytes, Fn fn);
 
     session_shard& local_;
+    // Callbacks posted to the shards owning their sessions and not yet handled there.
+    std::shared_ptr<net::cross_shard_backlog> backlog_ = std::make_shared<net::cross_shard_backlog>();
 };
 
 /** On the shard owning `category`: hands a callback to the session's client connection
