@@ -223,10 +223,14 @@ TEST(request, batch_builder_rebuilds_a_client_batch) {
         ASSERT_TRUE(req);
         byte_buffer one;
         write_request_message(one, 0, *req, true);
+        const std::size_t expected = builder.size_with(one);
         builder.add(one);
+        EXPECT_EQ(builder.size(), expected);
     }
     EXPECT_FALSE(builder.empty());
+    EXPECT_EQ(builder.size(), msg.size());
     EXPECT_EQ(to_hex(builder.finish()), to_hex(msg));
+    EXPECT_EQ(builder.size(), 0u);
     EXPECT_TRUE(builder.empty());
     EXPECT_EQ(to_hex(builder.finish()), "496365500100010001001200000000000000");
 }

@@ -33,6 +33,7 @@ public:
     void add(const queued_request& q) {
         for (auto& b : open_) {
             if (b.to != q.backend.get() || b.key != q.batch_key) continue;
+            if (b.builder.size_with(q.message) > protocol::batch_size_max) send(b);  // as Ice's auto-flush
             b.builder.add(q.message);
             return;
         }
@@ -125,7 +126,9 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     if (requests_.add(std::move(q))) ++local_.metrics().requests_overridden;
-    schedule_flush(request_timing_, &client_connection::flush_requests);
+    // A full queue leaves at once, hold or not; small ones wait for the end of the turn.
+    if (requests_.bytes() >= home_.cfg().connection_queue_high) flush_requests();
+    else schedule_flush(request_timing_, &client_connection::flush_requests);
 }
 
 void client_connection::send_request(queued_request q) {
@@ -182,7 +185,8 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
         close("slow consumer: buffered callbacks over the queue limit");
         return;
     }
-    schedule_flush(callback_timing_, &client_connection::flush_callbacks);
+    if (queued_callbacks_.bytes() >= home_.cfg().connection_queue_high) flush_callbacks();
+    else schedule_flush(callback_timing_, &client_connection::flush_callbacks);
 }
 
 void client_connection::send_callback(queued_callback q) {
@@ -211,6 +215,7 @@ void client_connection::flush_callbacks() {
     while (!queued_callbacks_.empty() && out_.empty() && !closed()) {
         queued_callback q = queued_callbacks_.pop();
         if (q.how.is_batch()) {
+            if (batch.size_with(q.message) > protocol::batch_size_max) send_batch();
             batch.add(q.message);
             compress_batch = compress_batch || q.how.compress;
             continue;

@@ -223,6 +223,37 @@ def buffered_client_batch(env):
 
 
 @scenario
+def buffered_large_batch(env):
+    """40 batch oneways of 64 KiB (2.5 MiB) in one hold: no batch message grows past what a
+    default peer accepts (1 MiB, Ice.MessageSizeMax; Ice flushes a batch at Ice.BatchAutoFlushSize,
+    1 MiB), and all arrive in order. glacier2router (Ice's auto-flush) and moraine-router (a
+    queue reaching its high watermark leaves at once, a batch is cut at 1 MiB) split differently;
+    both must split."""
+    router = buffered_router(env)
+    prefix = tag("large")
+    n, pad = 40, "x" * (64 * 1024)
+    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
+        hello = hello_at(ic, tap.port)
+        primer(hello)
+        ow = hello.ice_oneway()
+        for i in range(n):
+            ow.note("%s%d-%s" % (prefix, i, pad), {"_fwd": "O"})
+        want = ["%s%d-%s" % (prefix, i, pad) for i in range(n)]
+        backend = direct(env, ic)  # notesFrom would answer more than 1 MiB: ask note by note
+        H.wait_until(lambda: backend.countOf(want[-1]) == 1, WAIT, 0.02)
+        missing = [i for i, text in enumerate(want) if backend.countOf(text) != 1]
+        check(not missing, "the back end did not get notes %s" % missing)
+        time.sleep(0.1)
+        batches = [m for m in tap.requests(WireTap.UP) if m.type == BATCH]
+        check(sum(m.count for m in batches) == n and len(batches) >= 3,
+              "router -> back end: %s, expected the %d notes in 3 or more batch messages" % (wire(tap), n))
+        check([t for m in batches for t in texts(m)] == want, "the batches do not hold the notes in order")
+        biggest = max(m.size for m in batches)
+        check(biggest <= 1024 * 1024, "a batch message of %d bytes: more than a default peer accepts" % biggest)
+        return "%d batch messages, the largest %d KiB" % (len(batches), biggest // 1024)
+
+
+@scenario
 def buffered_client_override(env):
     """_ovrd: a queued oneway is replaced by a newer one with the same _ovrd value and proxy."""
     router = buffered_router(env)

@@ -39,14 +39,25 @@ boost::system::result<request_view> decode_request(byte_view body);
 std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
                                   bool keep_context);
 
+/// The size a batch is sent at, at the latest: Ice's own default (Ice.BatchAutoFlushSize, 1 MiB),
+/// so a batch never exceeds a default peer's Ice.MessageSizeMax.
+inline constexpr std::size_t batch_size_max = 1024 * 1024;
+
 /// Builds one batch request message (type 1, docs/ice-wire.md §5) out of whole request
 /// messages (type 0, uncompressed) by dropping each one's header and request id: header, int32
 /// count, then each request body without its id. This is how queued batch oneways leave together.
+/// Callers keep batches under their peer's message size (see batch_size_max).
 class batch_builder {
 public:
     /// Appends the request of `request_message`, a whole uncompressed request message.
     void add(byte_view request_message);
     bool empty() const noexcept { return count_ == 0; }
+    /// Bytes the batch message would have now (0 when empty).
+    std::size_t size() const noexcept { return out_.size(); }
+    /// Bytes the batch message would have with `request_message` added.
+    std::size_t size_with(byte_view request_message) const noexcept {
+        return (out_.empty() ? header_size + 4 : out_.size()) + request_message.size() - header_size - 4;
+    }
     /// The batch message so far (header filled in); the builder is empty afterwards.
     byte_buffer finish();
 
