@@ -452,6 +452,40 @@ def buffered_callback_override(env):
 
 
 @scenario
+def buffered_callback_forward_options(env):
+    """_fwd on callbacks (back end -> client): o on a twoway, t on a oneway, z, d and s (the
+    client's connection is tcp)."""
+    router = buffered_router(env)
+    p = tag("cfwd")
+    with callback_setup(env, router) as side:
+        tap, cb, servant, backend = side.tap, side.cb, side.servant, side.backend
+        callback_primer(backend, cb, servant)
+        start = time.monotonic()
+        backend.burst(cb, p + "o", 1, {"_fwd": "o"}, 0, False)  # twoway ping, forwarded oneway
+        took = time.monotonic() - start
+        check(took < SLEEP / 2, "twoway callback with _fwd=o took %.0f ms: not answered at once" % (took * 1000))
+        backend.burst(cb, p + "t", 1, {"_fwd": "t"}, 0, True)   # oneway ping, forwarded twoway
+        backend.burst(cb, p + "z" + "x" * 200, 1, {"_fwd": "z"}, 0, True)
+        backend.burst(cb, p + "d", 1, {"_fwd": "d"}, 0, False)  # answered at once, never delivered
+        e = expect_raises(Ice.UnknownLocalException, lambda: backend.burst(cb, p + "s", 1, {"_fwd": "s"}, 0, False),
+                          "twoway callback with _fwd=s over a tcp client connection")
+        backend.burst(cb, p + "end", 1, {}, 0, True)
+        got = servant.wait_count(p, 4)
+        check(sorted(got) == sorted([p + "o0", p + "t0", p + "z" + "x" * 200 + "0", p + "end0"]),
+              "client got %s" % [g[len(p):len(p) + 8] for g in got])
+        time.sleep(0.1)
+        pings = {texts(m)[0][len(p):len(p) + 1]: m for m in ping_requests(tap) if m.ops and
+                 texts(m)[0].startswith(p)}
+        check(pings.get("o") is not None and pings["o"].request_id == 0,
+              "_fwd=o callback: %s" % callback_wire(tap))
+        check(pings.get("t") is not None and (pings["t"].request_id or 0) > 0,
+              "_fwd=t callback: %s" % callback_wire(tap))
+        compressed = [m for m in tap.requests(WireTap.DOWN) if m.compress == 2]
+        check(len(compressed) == 1, "_fwd=z callback: %d compressed messages to the client" % len(compressed))
+        return "o: oneway; t: twoway; z: compressed; d: dropped; s: %s" % type(e).__name__
+
+
+@scenario
 def buffered_batch_grouping(env):
     """Which batch oneways share a batch message, and where it goes in the round.
     glacier2router 3.7.8, client -> back end: one batch message per target proxy (here two
