@@ -22,9 +22,12 @@ using namespace net;
 
 namespace {
 
-/// Glacier2 logs `_fwd` letters it does not know and goes on.
-void warn_unknown_letters(const forward_options& how) {
-    if (!how.unknown.empty()) spdlog::warn("unknown forward option(s) '{}' in _fwd, ignored", how.unknown);
+/// Glacier2 logs `_fwd` letters it does not know and goes on; here once per connection, so a
+/// client cannot flood the log.
+void warn_unknown_letters(const forward_options& how, bool& warned) {
+    if (how.unknown.empty() || warned) return;
+    warned = true;
+    spdlog::warn("unknown forward option(s) '{}' in _fwd, ignored", how.unknown);
 }
 
 /// Batch oneways gathered during one flush: one batch message per proxy, as Glacier2 sends them.
@@ -32,18 +35,18 @@ class batches {
 public:
     void add(const queued_request& q) {
         for (auto& b : open_) {
-            if (b.to != q.backend.get() || b.key != q.batch_key) continue;
+            if (b.to != q.backend || b.key != q.batch_key) continue;
             if (b.builder.size_with(q.message) > protocol::batch_size_max) send(b);  // as Ice's auto-flush
             b.builder.add(q.message);
             return;
         }
-        open_.push_back({q.backend.get(), q.batch_key, {}, q.how.compress});
+        open_.push_back({q.backend, q.batch_key, {}, q.how.compress});
         open_.back().builder.add(q.message);
     }
     /// Sends the batches for `to`, if any: before a twoway or oneway to it, so order holds.
     void send(const backend_connection* to) {
         for (auto& b : open_)
-            if (b.to == to) send(b);
+            if (b.to.get() == to) send(b);
     }
     void send_all() {
         for (auto& b : open_) send(b);
@@ -52,7 +55,7 @@ public:
 
 private:
     struct open_batch {
-        backend_connection* to;
+        std::shared_ptr<backend_connection> to;  // owned: a closed connection may have left the pool
         std::string key;
         protocol::batch_builder builder;
         bool compress;
@@ -94,15 +97,15 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     const forward_options how = decide_forward(twoway, r.context, cfg.client_buffered, cfg.client_always_batch);
-    warn_unknown_letters(how);
+    warn_unknown_letters(how, warned_fwd_);
     // A twoway forwarded as oneway, batch or datagram is answered at once, with an empty OK.
     if (twoway && !how.is_twoway()) enqueue(reply_void(r.request_id, r.params.encoding));
     if (how.is_datagram()) {
         // Moraine serves no udp: the datagram has nowhere to go. Glacier2 loses it the same way,
         // after the same answer; here it is at least said.
-        if (!warned_datagram_) spdlog::warn("_fwd asks for a datagram to {}: Moraine has no udp, request dropped",
-                                            protocol::proxy_to_string(*target));
-        warned_datagram_ = true;
+        if (!warned_fwd_) spdlog::warn("_fwd asks for a datagram to {}: Moraine has no udp, request dropped",
+                                       protocol::proxy_to_string(*target));
+        warned_fwd_ = true;
         return;
     }
     std::string failure;
@@ -163,7 +166,7 @@ void client_connection::flush_requests() {
 void client_connection::forward_callback(protocol::byte_buffer message, const forward_options& how,
                                          std::string key, callback_route route) {
     if (closed()) return;
-    warn_unknown_letters(how);
+    warn_unknown_letters(how, warned_fwd_);
     // The callback proxy is bound to this connection: `s` asks for TLS it may not have.
     if (how.secure && !secure()) {
         if (route.request_id != 0)

@@ -104,7 +104,7 @@ private:
     std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
-    bool warned_datagram_ = false;  // a `_fwd` datagram request was logged once
+    bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
     request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
     request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
     flush_timing request_timing_;
