@@ -124,6 +124,7 @@ void client_connection::on_callback_reply(const protocol::reply_view& r) {
 
 void client_connection::fail_callbacks() noexcept {
     for (auto& [id, route] : callbacks_) {
+        if (route.request_id == 0) continue;  // a oneway forwarded twoway (`_fwd=t`): nobody waits
         send_callback_reply(home_.set(), home_.index(), route,
                             reply_unknown_local(route.request_id,
                                                 "::Ice::ConnectionLostException:\nconnection lost: client gone"));
