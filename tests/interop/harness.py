@@ -273,6 +273,9 @@ class Env:
 
     def __init__(self, flavour, moraine_bin, keep=False, cpp_build_dir=None):
         self.flavour, self.moraine_bin, self.keep = flavour, moraine_bin, keep
+        # Where the two routers differ on purpose, a scenario checks each one's own rule: this
+        # says which router actually answers. mutants.sh runs glacier2router in moraine's slot.
+        self.is_glacier2 = flavour == "glacier2" or os.environ.get("INTEROP_ROUTER_IS_GLACIER2") == "1"
         self.cpp_build_dir = cpp_build_dir
         self._cpp_exe = None
         self.dir = tempfile.mkdtemp(prefix="moraine-interop-")

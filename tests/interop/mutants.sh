@@ -24,7 +24,7 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
 try() {  # try EXPECT SED-SCRIPT: EXPECT is "fail" or "pass"
-    out=$(MUTATION="$2" /usr/bin/python3 "$here/run.py" --router moraine --moraine-bin "$here/mutants.sh" \
+    out=$(MUTATION="$2" INTEROP_ROUTER_IS_GLACIER2=1 /usr/bin/python3 "$here/run.py" --router moraine --moraine-bin "$here/mutants.sh" \
           --no-cpp 2>&1)
     kept=$(echo "$out" | sed -n 's/^logs and configs kept in //p')
     [ -n "$kept" ] && rm -rf "$kept"   # failing runs keep their temp dir; here failing is the point

@@ -515,10 +515,10 @@ def buffered_batch_grouping(env):
         if batches != want or len(msgs) != 3:
             problems.append("router -> back end: %s, expected one batch per identity %s and the plain oneway"
                             % (msgs, want))
-        elif env.flavour == "glacier2" and msgs[0] != (REQUEST, (("hello", "plain"),)):
+        elif env.is_glacier2 and msgs[0] != (REQUEST, (("hello", "plain"),)):
             problems.append("router -> back end: the plain oneway left after the batches (%s); glacier2router "
                             "sends the batches at the end of the round" % [ops[0][1] for _, ops in msgs])
-        elif env.flavour != "glacier2" and msgs[2] != (REQUEST, (("hello", "plain"),)):
+        elif not env.is_glacier2 and msgs[2] != (REQUEST, (("hello", "plain"),)):
             # Moraine keeps the sender's order (README, "Differences from Glacier2"): the batches
             # pending for a back end leave before the next plain request to it.
             problems.append("router -> back end: the plain oneway overtook the batches queued before it (%s)"
@@ -537,7 +537,7 @@ def buffered_batch_grouping(env):
         time.sleep(0.1)
         msgs = [(m.type, [(op.identity.split("/")[-1], first_string(op.params)[len(first):]) for op in m.ops])
                 for m in ping_requests(side.tap)[1:]]
-        if env.flavour == "glacier2":
+        if env.is_glacier2:
             want = [(BATCH, [("cb", "a0"), ("cb", "a1"), ("cb2", "b0"), ("cb2", "b1"), ("cb", "c0")])]
             if [m for m in msgs if m[0] == BATCH] != want or len(msgs) != 2:
                 problems.append("router -> client: %s, expected the plain oneway and %s" % (msgs, want))
