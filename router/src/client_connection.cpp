@@ -39,10 +39,7 @@ std::string client_connection::peer_subject() {
     return transport_.secure() ? net::peer_subject(transport_.tls().native_handle()) : std::string();
 }
 
-bool client_connection::reads_paused() const noexcept {
-    // A buffered queue above the high watermark waits for its flush, as a back end's queue does.
-    return out_.above_high() || blocked_on_backend_ || requests_.bytes() >= home_.cfg().connection_queue_high;
-}
+bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }
 
 bool client_connection::on_frame(const protocol::frame_view& frame) {
     const auto compression = static_cast<std::uint8_t>(frame.header.compression);
@@ -82,11 +79,10 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
                                       std::uint8_t compression) {
     if (closed() || client_request_id == 0) return;  // 0: a oneway the client asked to forward twoway
     protocol::byte_buffer out;
-    protocol::write_reply_message(out, client_request_id, r, compression != 0 ? 1 : 0);
-    // Per hop, as Glacier2: a client that accepts compression gets replies >= 100 bytes compressed.
-    if (compression != 0 && out.size() >= protocol::compression_threshold) {
-        if (auto packed = protocol::compress_message(out)) out = std::move(*packed);
-    }
+    protocol::write_reply_message(out, client_request_id, r, 0);
+    // Per hop, as Glacier2: a client that accepts compression gets replies >= 100 bytes compressed
+    // (status 1 below that).
+    if (compression != 0) protocol::compress_for_peer(out);
     ++local_.metrics().replies_forwarded;
     enqueue(std::move(out));
 }
@@ -122,13 +118,15 @@ void client_connection::on_callback_reply(const protocol::reply_view& r) {
     send_callback_reply(home_.set(), home_.index(), route, std::move(out));
 }
 
+void client_connection::fail_callback(const callback_route& route) noexcept {
+    if (route.request_id == 0) return;  // a oneway forwarded twoway (`_fwd=t`): nobody waits
+    send_callback_reply(home_.set(), home_.index(), route,
+                        reply_unknown_local(route.request_id,
+                                            "::Ice::ConnectionLostException:\nconnection lost: client gone"));
+}
+
 void client_connection::fail_callbacks() noexcept {
-    for (auto& [id, route] : callbacks_) {
-        if (route.request_id == 0) continue;  // a oneway forwarded twoway (`_fwd=t`): nobody waits
-        send_callback_reply(home_.set(), home_.index(), route,
-                            reply_unknown_local(route.request_id,
-                                                "::Ice::ConnectionLostException:\nconnection lost: client gone"));
-    }
+    for (auto& [id, route] : callbacks_) fail_callback(route);
     callbacks_.clear();
 }
 

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -30,26 +31,51 @@ void warn_unknown_letters(const forward_options& how, bool& warned) {
     spdlog::warn("unknown forward option(s) '{}' in _fwd, ignored", how.unknown);
 }
 
-/// Batch oneways gathered during one flush: one batch message per proxy, as Glacier2 sends them.
+/// One batch message being built, cut before it passes batch_size_max (as Ice's auto-flush) and
+/// compressed for the peer when any of its requests asked for it (`_fwd=z`).
+class pending_batch {
+public:
+    /// Adds `message` (a whole request message). @return the batch so far when `message` would
+    /// take it past batch_size_max: send it first; else an empty buffer.
+    protocol::byte_buffer add(const protocol::byte_buffer& message, bool compress) {
+        protocol::byte_buffer full;
+        if (!builder_.empty() && builder_.size_with(message) > protocol::batch_size_max) full = finish();
+        builder_.add(message);
+        compress_ = compress_ || compress;
+        return full;
+    }
+    bool empty() const noexcept { return builder_.empty(); }
+    /// The batch message; the builder starts afresh.
+    protocol::byte_buffer finish() {
+        auto message = builder_.finish();
+        if (compress_) protocol::compress_for_peer(message);
+        compress_ = false;
+        return message;
+    }
+
+private:
+    protocol::batch_builder builder_;
+    bool compress_ = false;
+};
+
+/// Batch oneways gathered during one flush toward back ends: one batch message per proxy, as
+/// Glacier2 sends them.
 class batches {
 public:
     void add(const queued_request& q) {
-        for (auto& b : open_) {
-            if (b.to != q.backend || b.key != q.batch_key) continue;
-            if (b.builder.size_with(q.message) > protocol::batch_size_max) send(b);  // as Ice's auto-flush
-            b.builder.add(q.message);
-            return;
-        }
-        open_.push_back({q.backend, q.batch_key, {}, q.how.compress});
-        open_.back().builder.add(q.message);
+        auto it = std::find_if(open_.begin(), open_.end(),
+                               [&](const open_batch& b) { return b.to == q.backend && b.key == q.batch_key; });
+        if (it == open_.end()) it = open_.insert(open_.end(), open_batch{q.backend, q.batch_key, {}});
+        if (auto full = it->batch.add(q.message, q.how.compress); !full.empty()) write(*it->to, std::move(full));
     }
     /// Sends the batches for `to`, if any: before a twoway or oneway to it, so order holds.
     void send(const backend_connection* to) {
         for (auto& b : open_)
-            if (b.to.get() == to) send(b);
+            if (b.to.get() == to && !b.batch.empty()) write(*b.to, b.batch.finish());
     }
     void send_all() {
-        for (auto& b : open_) send(b);
+        for (auto& b : open_)
+            if (!b.batch.empty()) write(*b.to, b.batch.finish());
         open_.clear();
     }
 
@@ -57,14 +83,10 @@ private:
     struct open_batch {
         std::shared_ptr<backend_connection> to;  // owned: a closed connection may have left the pool
         std::string key;
-        protocol::batch_builder builder;
-        bool compress;
+        pending_batch batch;
     };
-    static void send(open_batch& b) {
-        if (b.builder.empty()) return;
-        auto message = b.builder.finish();
-        if (b.compress) protocol::compress_for_peer(message);
-        b.to->send(outbound_frame{std::move(message), {}}, {});
+    static void write(backend_connection& to, protocol::byte_buffer message) {
+        to.send(outbound_frame{std::move(message), {}}, {});
     }
     std::vector<open_batch> open_;
 };
@@ -157,7 +179,6 @@ void client_connection::flush_requests() {
         send_request(std::move(q));
     }
     pending.send_all();
-    if (!closed()) resume_reads();  // the queue is empty: a client paused for it may go on
     if (!closed()) start_hold(request_timing_, &client_connection::flush_requests);
 }
 
@@ -206,27 +227,17 @@ void client_connection::flush_callbacks() {
     // While the client has not taken what was sent, keep the rest here, where newer callbacks
     // can still override it; on_written() flushes again (Glacier2's slow-client rule).
     if (closed() || queued_callbacks_.empty() || !out_.empty()) return;
-    protocol::batch_builder batch;
-    bool compress_batch = false;
-    auto send_batch = [&] {
-        if (batch.empty()) return;
-        auto message = batch.finish();
-        if (compress_batch) protocol::compress_for_peer(message);
-        compress_batch = false;
-        enqueue(std::move(message));
-    };
+    pending_batch batch;  // toward a client: one batch for the connection, whatever the identity
     while (!queued_callbacks_.empty() && out_.empty() && !closed()) {
         queued_callback q = queued_callbacks_.pop();
         if (q.how.is_batch()) {
-            if (batch.size_with(q.message) > protocol::batch_size_max) send_batch();
-            batch.add(q.message);
-            compress_batch = compress_batch || q.how.compress;
+            if (auto full = batch.add(q.message, q.how.compress); !full.empty()) enqueue(std::move(full));
             continue;
         }
-        send_batch();
+        if (!batch.empty()) enqueue(batch.finish());
         send_callback(std::move(q));
     }
-    send_batch();
+    if (!batch.empty()) enqueue(batch.finish());
     if (!closed()) start_hold(callback_timing_, &client_connection::flush_callbacks);
 }
 
@@ -238,10 +249,7 @@ void client_connection::on_written() {
 void client_connection::fail_queued_callbacks() noexcept {
     while (!queued_callbacks_.empty()) {
         queued_callback q = queued_callbacks_.pop();
-        if (!q.how.is_twoway() || q.route.request_id == 0) continue;
-        send_callback_reply(home_.set(), home_.index(), q.route,
-                            reply_unknown_local(q.route.request_id,
-                                                "::Ice::ConnectionLostException:\nconnection lost: client gone"));
+        if (q.how.is_twoway()) fail_callback(q.route);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 #include <optional>
+#include <utility>
 
 namespace moraine::router {
 namespace {
@@ -161,19 +162,19 @@ void warn(std::vector<std::string>& warnings, const property_file& p, std::strin
 
 // Unknown Glacier2.* keys are likely typos; known ones Moraine does not act on are named too, so
 // nobody relies on them unawares. Ice.*, IceStorm.* and other keys belong to other components.
-void warn_about_keys(const property_file& p, std::vector<std::string>& warnings) {
+void warn_about_keys(const property_file& p, const config& cfg, std::vector<std::string>& warnings) {
     for (const auto& [key, value] : p.all()) {
         if (key.starts_with("Glacier2.") && !is_known_glacier2_key(key))
             warn(warnings, p, key, "unknown property, ignored");
     }
-    for (std::string_view direction : {"Glacier2.Client.", "Glacier2.Server."}) {
-        const std::string buffered = std::string(direction) + "Buffered";
-        if (p.find(buffered) && *p.find(buffered) == "0") {
-            for (std::string_view key : {"AlwaysBatch", "SleepTime"}) {
-                const std::string full = std::string(direction) + std::string(key);
-                const std::string* v = p.find(full);
-                if (v && *v != "0") warn(warnings, p, full, "has no effect with " + buffered + "=0");
-            }
+    // Batching and the hold act only on a buffered direction.
+    for (const auto& [direction, buffered] : {std::pair{"Glacier2.Client.", cfg.client_buffered},
+                                              std::pair{"Glacier2.Server.", cfg.server_buffered}}) {
+        if (buffered) continue;
+        for (std::string_view key : {"AlwaysBatch", "SleepTime"}) {
+            const std::string full = std::string(direction) + std::string(key);
+            const std::string* v = p.find(full);
+            if (v && *v != "0") warn(warnings, p, full, "has no effect with " + std::string(direction) + "Buffered=0");
         }
     }
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
@@ -190,7 +191,7 @@ config read_config(const property_file& p, std::vector<std::string>& warnings) {
     read_timeouts(p, cfg);
     read_auth(p, cfg, warnings);
     read_filters(p, cfg);
-    warn_about_keys(p, warnings);
+    warn_about_keys(p, cfg, warnings);
     return cfg;
 }
 

@@ -95,6 +95,8 @@ private:
     void start_hold(flush_timing& timing, void (client_connection::*flush)());
     void on_written() override;
     void on_callback_reply(const protocol::reply_view& r);
+    /// Answers a callback's back end with ConnectionLostException (the client is gone).
+    void fail_callback(const net::callback_route& route) noexcept;
     void fail_callbacks() noexcept;
     /// A request id on this connection not used by a callback awaiting its reply.
     std::int32_t next_callback_id() noexcept;
