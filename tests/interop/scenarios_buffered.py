@@ -113,6 +113,16 @@ def primer(hello):
     check(got == "hello primer", "primer sayHello returned %r" % got)
 
 
+@contextlib.contextmanager
+def primed_client(env, router, name="hello"):
+    """A session through `router` whose calls to the back end's `name` pass a wire tap, after
+    the primer (a hold has just begun); yields (tap, ic, proxy of `name`)."""
+    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
+        target = hello_at(ic, tap.port, name)
+        primer(target)
+        yield tap, ic, target
+
+
 def wait_notes(backend, prefix, n):
     """Waits until the back end has n notes starting with prefix; returns them (arrival order)."""
     H.wait_until(lambda: len(backend.notesFrom(prefix)) >= n, WAIT, 0.02)
@@ -197,9 +207,7 @@ def buffered_client_batch(env):
     """_fwd=O oneways: one batch message per flush round, after the hold."""
     router = buffered_router(env)
     prefix = tag("batch")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)
+    with primed_client(env, router) as (tap, ic, hello):
         ow = hello.ice_oneway()
         for text in names(prefix, BURST):
             ow.note(text, {"_fwd": "O"})
@@ -232,9 +240,7 @@ def buffered_large_batch(env):
     router = buffered_router(env)
     prefix = tag("large")
     n, pad = 40, "x" * (64 * 1024)
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)
+    with primed_client(env, router) as (tap, ic, hello):
         ow = hello.ice_oneway()
         for i in range(n):
             ow.note("%s%d-%s" % (prefix, i, pad), {"_fwd": "O"})
@@ -258,9 +264,7 @@ def buffered_client_override(env):
     """_ovrd: a queued oneway is replaced by a newer one with the same _ovrd value and proxy."""
     router = buffered_router(env)
     prefix = tag("ovrd")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port, "slowhello")  # its note() takes 20 ms
-        primer(hello)
+    with primed_client(env, router, "slowhello") as (tap, ic, hello):  # its note() takes 20 ms
         ow = hello.ice_oneway()
         ow.note(prefix + "0", {"_ovrd": "k"})
         # It leaves in the next round, which starts a new hold.
@@ -326,9 +330,8 @@ def buffered_forward_options(env):
     """_fwd=o on a twoway, _fwd=t on a oneway, _fwd=z on oneways (large and small)."""
     router = buffered_router(env)
     p = tag("fwd")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)  # also binds `hello` to an endpoint without compression
+    # The primer also binds `hello` to an endpoint without compression.
+    with primed_client(env, router) as (tap, ic, hello):
         start = time.monotonic()
         hello.note(p + "o", {"_fwd": "o"})  # twoway made oneway: answered when queued
         took = time.monotonic() - start
@@ -370,9 +373,7 @@ def buffered_datagram_secure(env):
     back end either way."""
     router = buffered_router(env)
     p = tag("ds")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)
+    with primed_client(env, router) as (tap, ic, hello):
         start = time.monotonic()
         hello.note(p + "d-twoway", {"_fwd": "d"})
         took = time.monotonic() - start
@@ -563,9 +564,7 @@ def buffered_always_batch(env):
     """AlwaysBatch: plain oneways (and _fwd=o) become batch oneways; twoways stay twoways."""
     router = always_batch_router(env)
     prefix = tag("always")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)
+    with primed_client(env, router) as (tap, ic, hello):
         ow = hello.ice_oneway()
         for i, text in enumerate(names(prefix, BURST)):
             ow.note(text, {"_fwd": "o"} if i % 2 else {})
@@ -616,9 +615,7 @@ def buffered_off_client(env):
     effect."""
     router = unbuffered_router(env)
     batch_prefix, ovrd_prefix = tag("off-batch"), tag("off-ovrd")
-    with WireTap(env.backend()) as tap, session_at(env, router.client_port) as (ic, _):
-        hello = hello_at(ic, tap.port)
-        primer(hello)
+    with primed_client(env, router) as (tap, ic, hello):
         ow = hello.ice_oneway()
         for text in names(batch_prefix, BURST):
             ow.note(text, {"_fwd": "O"})
