@@ -456,22 +456,14 @@ def run_all(a, bins, logdir, result, out_json):
                             "delivered, last after %s ms; peak RSS %.1f MiB" % (
                                 r["router_us_per_update"], r["load_us_per_update"], r["messages"], r["batches"],
                                 r["delivered"], r["sent"], cc.fmt(r["last_ms"]), r["rss_mib_peak"]))
-                    with open(out_json, "w") as f:
-                        json.dump(result, f, indent=1)
+                    cc.save_json(result, out_json)
 
 
 def main():
     a = parse_args()
     os.chdir(REPO)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(PERF, "out")
-    out_json = a.out or os.path.join(outdir, "buffered_compare-%s.json" % stamp)
-    logdir = os.path.join(outdir, "buffered_compare-%s" % stamp)
-    os.makedirs(logdir, exist_ok=True)
-
-    def on_term(signum, frame):
-        raise KeyboardInterrupt()
-    signal.signal(signal.SIGTERM, on_term)
+    out_json, logdir, stamp = cc.output_paths("buffered_compare", a.out)
+    cc.stop_on_sigterm()
 
     t0 = time.monotonic()
     log("building perf/buffered into %s" % a.peer_build)
@@ -497,8 +489,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     result["summary"] = summarise(result["runs"])
     result["total_s"] = time.monotonic() - t0
-    with open(out_json, "w") as f:
-        json.dump(result, f, indent=1)
+    cc.save_json(result, out_json)
     print()
     print_runs(result["runs"])
     print_summary(result["summary"], a)

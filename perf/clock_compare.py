@@ -88,6 +88,29 @@ def log(msg):
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
+def output_paths(script, out=None):
+    """(JSON result path, log directory, time stamp) for one run of perf/<script>.py:
+    perf/out/<script>-<stamp> (the JSON path `out` when given); makes the directories."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = os.path.join(PERF, "out")
+    logdir = os.path.join(outdir, "%s-%s" % (script, stamp))
+    os.makedirs(logdir, exist_ok=True)
+    return out or os.path.join(outdir, "%s-%s.json" % (script, stamp)), logdir, stamp
+
+
+def stop_on_sigterm():
+    """SIGTERM ends a run as Ctrl-C does, so the finally blocks stop every child by PID."""
+    def on_term(signum, frame):
+        raise KeyboardInterrupt()
+    signal.signal(signal.SIGTERM, on_term)
+
+
+def save_json(result, path):
+    """Writes the results so far (after each run too, so an interrupted run keeps them)."""
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1)
+
+
 # ---------------------------------------------------------------------------------------------
 # Processes and /proc
 
@@ -751,17 +774,8 @@ def main():
         sys.exit("--transport: tcp, tls or tcp,tls")
     os.chdir(REPO)  # glacier2router reads Glacier2.CryptPasswords relative to the working directory
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(PERF, "out")
-    os.makedirs(outdir, exist_ok=True)
-    out_json = a.out or os.path.join(outdir, "clock_compare-%s.json" % stamp)
-    logdir = os.path.join(outdir, "clock_compare-%s" % stamp)
-    os.makedirs(logdir, exist_ok=True)
-
-    # Stop cleanly on SIGTERM too (the finally blocks stop every child by PID).
-    def on_term(signum, frame):
-        raise KeyboardInterrupt()
-    signal.signal(signal.SIGTERM, on_term)
+    out_json, logdir, stamp = output_paths("clock_compare", a.out)
+    stop_on_sigterm()
 
     bins_tmp = tempfile.mkdtemp(prefix="moraine-clock-compare-")
     bins, bin_info = {}, {}
@@ -821,8 +835,7 @@ def main():
                                 c["router"]["ns_per_event"],
                                 ", icebox %.0f ns/event" % c["icebox"]["ns_per_event"] if "icebox" in c else "",
                                 r["rss_bytes_per_session"]["router"], r["other_busy_cores"]))
-                    with open(out_json, "w") as f:  # keep partial results
-                        json.dump(result, f, indent=1)
+                    save_json(result, out_json)
     except KeyboardInterrupt:
         log("interrupted")
         result["interrupted"] = True
@@ -830,8 +843,7 @@ def main():
         shutil.rmtree(bins_tmp, ignore_errors=True)
     result["summary"] = summarise(result["runs"], result["kernel"])
     result["total_s"] = time.monotonic() - t0
-    with open(out_json, "w") as f:
-        json.dump(result, f, indent=1)
+    save_json(result, out_json)
     print()
     print_runs(result["runs"])
     print_summary(result["summary"])

@@ -394,15 +394,8 @@ def main():
         sys.exit("--transports: tcp,tls; --routers: moraine,glacier2")
     os.chdir(REPO)
 
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = os.path.join(PERF, "out")
-    out_json = a.out or os.path.join(outdir, "rpc_compare-%s.json" % stamp)
-    logdir = os.path.join(outdir, "rpc_compare-%s" % stamp)
-    os.makedirs(logdir, exist_ok=True)
-
-    def on_term(signum, frame):
-        raise KeyboardInterrupt()
-    cc.signal.signal(cc.signal.SIGTERM, on_term)
+    out_json, logdir, stamp = cc.output_paths("rpc_compare", a.out)
+    cc.stop_on_sigterm()
 
     log("building perf/rpc into %s" % a.rpc_build)
     peers = build_peers(a.rpc_build)
@@ -447,8 +440,7 @@ def main():
                                 c["router"]["user_ns_per_request"], c["router"]["sys_ns_per_request"],
                                 r["setup_sched_us_per_session"]["router"], r["rss_bytes_per_session"],
                                 r["other_busy_cores"]))
-                    with open(out_json, "w") as f:
-                        json.dump(result, f, indent=1)
+                    cc.save_json(result, out_json)
     except KeyboardInterrupt:
         log("interrupted")
         result["interrupted"] = True
@@ -456,8 +448,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     result["summary"] = summarise(result["runs"])
     result["total_s"] = time.monotonic() - t0
-    with open(out_json, "w") as f:
-        json.dump(result, f, indent=1)
+    cc.save_json(result, out_json)
     print()
     print_runs(result["runs"])
     print_summary(result["summary"])
