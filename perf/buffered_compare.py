@@ -30,7 +30,7 @@ The slow side (perf/buffered/slow_consumer.py) speaks the Ice protocol itself, s
 messages on the router -> consumer wire (requests, batch requests) and the updates in them. A
 message costs it --backend-cost / --client-cost (per message, per update, in us) of service time on
 its clock, and it reads nothing more while busy, so the router meets TCP back-pressure; its sockets
-have SO_RCVBUF --rcvbuf. The sending side (perf/buffered/update_burst.cpp, real Ice 3.7 C++, built
+have SO_RCVBUF --rcvbuf. The sending side (perf/rpc/update_burst.cpp, real Ice 3.7 C++, built
 here with cmake into --peer-build) issues all K x B updates at once (AMI), round-robin over the
 targets, key s<i>/k<seq % N>.
 
@@ -56,7 +56,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clock_compare as cc  # noqa: E402  (processes, /proc readers, readiness probe)
-from rpc_compare import LineReader, free_port  # noqa: E402  (stdout lines of a peer, a free port)
+from rpc_compare import LineReader, build_peers, free_port  # noqa: E402  (peer stdout lines, the Ice peers, a port)
 
 PERF, REPO, HOST = cc.PERF, cc.REPO, cc.HOST
 log, RunError = cc.log, cc.RunError
@@ -104,15 +104,6 @@ def write_configs(a, tmp):
             f.write("".join("%s=%s\n" % kv for kv in router_props(mode, a).items()))
         out[mode] = path
     return out
-
-
-def build_peer(build_dir):
-    """cmake configure (once) and build of perf/buffered into build_dir; the update-burst path."""
-    if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
-        subprocess.run(["cmake", "-S", os.path.join(PERF, "buffered"), "-B", build_dir,
-                        "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], check=True, timeout=300, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build_dir, "-j2"], check=True, timeout=900, stdout=subprocess.DEVNULL)
-    return os.path.join(build_dir, "update-burst")
 
 
 def status_kib(pid, field):
@@ -404,8 +395,8 @@ def parse_args():
     ap.add_argument("--wait-quiet", type=float, default=2,
                     help="before each run, wait up to this many s for other un-niced load under 0.5 cores (0: don't)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build", "bin"), help="where moraine-router is")
-    ap.add_argument("--peer-build", default=os.path.join(REPO, "build-perf-buffered"),
-                    help="build directory of perf/buffered (configured and built by this script)")
+    ap.add_argument("--peer-build", default=os.path.join(REPO, "build-perf-rpc"),
+                    help="build directory of perf/rpc, the Ice peers (configured and built by this script)")
     ap.add_argument("--out", default=None, help="JSON result file (default perf/out/buffered_compare-<time>.json)")
     a = ap.parse_args()
     quick = dict(sessions=50, updates=400, repeats=1) if a.quick else dict(sessions=100, updates=1000, repeats=3)
@@ -427,7 +418,7 @@ def parse_args():
 
 def copy_binaries(a, tmp):
     """Copies of the programs (a rebuild during the comparison changes nothing) and their hashes."""
-    srcs = {"update-burst": build_peer(a.peer_build),
+    srcs = {"update-burst": build_peers(a.peer_build)["update-burst"],
             "slow_consumer.py": os.path.join(PERF, "buffered", "slow_consumer.py")}
     if "moraine" in a.kinds:
         srcs["moraine-router"] = os.path.join(a.bin_dir, "moraine-router")
@@ -466,7 +457,7 @@ def main():
     cc.stop_on_sigterm()
 
     t0 = time.monotonic()
-    log("building perf/buffered into %s" % a.peer_build)
+    log("building perf/rpc (the Ice peers) into %s" % a.peer_build)
     tmp = tempfile.mkdtemp(prefix="moraine-buffered-compare-")
     bins, bin_info = copy_binaries(a, tmp)
     a.client_port, a.server_port = free_port(), free_port()

@@ -358,13 +358,13 @@ def print_summary(summary):
 
 
 def build_peers(build_dir):
-    """cmake configure (once) and build of perf/rpc into build_dir; returns {name: path}."""
+    """cmake configure (once) and build of perf/rpc (the Ice peers) into build_dir; returns {name: path}."""
     src = os.path.join(PERF, "rpc")
     if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
         subprocess.run(["cmake", "-S", src, "-B", build_dir, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], check=True,
                        timeout=300, stdout=subprocess.DEVNULL)
     subprocess.run(["cmake", "--build", build_dir, "-j2"], check=True, timeout=900, stdout=subprocess.DEVNULL)
-    return {b: os.path.join(build_dir, b) for b in ("rpc-backend", "rpc-load")}
+    return {b: os.path.join(build_dir, b) for b in ("rpc-backend", "rpc-load", "update-burst")}
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """slow_consumer.py: the slow side of perf/buffered_compare.py. It speaks the Ice 1.0 protocol itself
 (docs/ice-wire.md) so that it can count what crosses the router -> consumer wire: Ice messages,
-batch messages and the Bench::Updates::update calls inside them (perf/buffered/Updates.ice).
+batch messages and the Bench::Updates::update calls inside them (perf/rpc/Updates.ice).
 
   backend:  slow_consumer.py backend --sessions K --updates B --keys N [--port 0]
             a server (the back end the router forwards the clients' updates to): accepts the
