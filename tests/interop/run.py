@@ -22,7 +22,9 @@ import harness as H  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_icestorm  # noqa: E402  (registers the topic-service scenarios after scenarios.py's)
 import scenarios_buffered  # noqa: E402  (registers the buffered-mode scenarios after those)
-import scenarios_tls  # noqa: E402  (registers the TLS scenarios last)
+import scenarios_tls  # noqa: E402  (registers the TLS scenarios after those)
+import scenarios_java  # noqa: E402  (registers the Ice for Java scenarios after those)
+import scenarios_web  # noqa: E402  (registers the ws/wss, browser and Node scenarios last)
 
 
 def parse_args():

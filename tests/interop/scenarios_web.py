@@ -1,0 +1,1 @@
+"""Interop scenarios: (being written)."""
