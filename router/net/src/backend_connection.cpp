@@ -20,11 +20,10 @@ std::string connection_lost_text(std::string_view why) {
     return "::Ice::ConnectionLostException:\nconnection lost: " + std::string(why);
 }
 
-/// An ssl endpoint gets TLS with the client context (backend_pool only picks one when TLS is set up).
+/// ssl and wss endpoints get TLS with the client context (backend_pool only picks one when TLS
+/// is set up); ws and wss a WebSocket.
 transport transport_for(shard& home, const protocol::endpoint& ep) {
-    tcp::socket socket(home.executor());
-    if (!ep.is_ssl()) return transport(std::move(socket));
-    return transport(std::move(socket), home.set().tls(), false);
+    return transport(tcp::socket(home.executor()), kind_of(ep), ep.secure() ? home.set().tls() : nullptr, false);
 }
 
 }  // namespace
@@ -75,6 +74,14 @@ asio::awaitable<void> backend_connection::connect() {
         if (closed()) co_return;
         if (hec) {
             close("::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + hec.message());
+            co_return;
+        }
+    }
+    if (websocket()) {  // still under deadline_
+        const auto wec = co_await client_upgrade(endpoint_);
+        if (closed()) co_return;
+        if (wec) {
+            close(connection_lost_text("WebSocket upgrade failed: " + wec.message()));
             co_return;
         }
     }

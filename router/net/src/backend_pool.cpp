@@ -8,13 +8,21 @@ namespace moraine::net {
 
 namespace {
 
-/// The first endpoint this router can reach: tcp, or ssl when TLS is configured (as an Ice
-/// communicator without the IceSSL plugin has no ssl endpoints to choose); only ssl ones when
-/// `secure_only`.
+/// The first endpoint this router can reach: tcp or ws, or ssl or wss when TLS is configured (as
+/// an Ice communicator without the IceSSL plugin has no secure endpoints to choose); only
+/// secure ones when `secure_only`.
 const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls, bool secure_only) {
     for (const auto& e : p.endpoints)
-        if ((e.is_tcp() && !secure_only) || (tls && e.is_ssl())) return &e;
+        if (((e.is_tcp() || e.is_ws()) && !secure_only) || (tls && e.secure())) return &e;
     return nullptr;
+}
+
+/// Connections are shared per transport and address; a ws resource is part of the address.
+std::string connection_key(const protocol::endpoint& ep) {
+    const std::string text = protocol::endpoint_to_string(ep);
+    std::string key = text.substr(0, text.find(' ')) + ":" + ep.host + ":" + std::to_string(ep.port);
+    if (ep.websocket()) key += ep.resource.empty() ? "/" : ep.resource;
+    return key;
 }
 
 }  // namespace
@@ -30,7 +38,7 @@ std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, 
         failure = no_endpoint_text(p);
         return nullptr;
     }
-    std::string key = (ep->is_ssl() ? "ssl:" : "") + ep->host + ":" + std::to_string(ep->port);
+    std::string key = connection_key(*ep);
     auto it = connections_.find(key);
     if (it != connections_.end()) return it->second;
     auto c = std::make_shared<backend_connection>(home_, *ep, key);

@@ -4,6 +4,9 @@
 #include <moraine/protocol/error.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/tls_context.hpp>
+#include <moraine/net/ws_stream.hpp>
+
+#include <boost/beast/websocket/error.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -22,6 +25,13 @@ constexpr std::size_t max_frames_per_write = 256;
 constexpr std::size_t tls_read_bytes = 8 * 1024;
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
+
+/// "address:port" of the peer, for log lines.
+std::string peer_text(const tcp::socket& s) {
+    boost::system::error_code ec;
+    const auto remote = s.remote_endpoint(ec);
+    return ec ? std::string("an unknown peer") : remote.address().to_string() + ":" + std::to_string(remote.port());
+}
 }  // namespace
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -40,10 +50,13 @@ void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std:
 void ice_connection::start_loops() {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
-    direct_writes_ = !ec && !transport_.secure();  // TLS writes go through the stream, never around it
+    // TLS and WebSocket writes go through their stream, never around it.
+    direct_writes_ = !ec && !transport_.secure() && !transport_.websocket();
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    if (transport_.secure())
+    if (transport_.websocket())
+        asio::co_spawn(ex, [self = shared_from_this()] { return self->ws_read_loop(); }, report_bug);
+    else if (transport_.secure())
         asio::co_spawn(ex, [self = shared_from_this()] { return self->tls_read_loop(); }, report_bug);
     else
         asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
@@ -75,8 +88,9 @@ bool ice_connection::write_now(outbound_frame& f) {
 }
 
 void ice_connection::start_accepted() {
-    if (transport_.secure()) {
-        asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_tls(); }, report_bug);
+    if (transport_.secure() || transport_.websocket()) {
+        asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_handshakes(); },
+                       report_bug);
         return;
     }
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
@@ -84,22 +98,37 @@ void ice_connection::start_accepted() {
     start_loops();
 }
 
-asio::awaitable<void> ice_connection::accept_tls() {
-    // The handshake runs as one more coroutine of the shard: it never blocks other connections,
-    // and a peer that stalls or sends plain bytes is closed at the deadline or on the error,
-    // before any Ice byte is sent.
-    asio::steady_timer deadline(home_.executor(),
-                                std::chrono::milliseconds(transport_.contexts()->config().handshake_timeout_ms));
-    deadline.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-        if (auto c = weak.lock(); c && !ec) c->close("TLS handshake timed out");
+asio::awaitable<void> ice_connection::accept_handshakes() {
+    // The handshakes run as one more coroutine of the shard: they never block other
+    // connections, and a peer that stalls or sends garbage is closed at the deadline or on the
+    // error, before any Ice byte is sent. One deadline (Moraine.TLS.HandshakeTimeout) bounds both.
+    const bool tls = transport_.secure(), ws = transport_.websocket();
+    asio::steady_timer deadline(home_.executor(), std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
+    deadline.async_wait([weak = weak_from_this(), tls, ws](boost::system::error_code ec) {
+        if (auto c = weak.lock(); c && !ec)
+            c->close(tls && ws ? "TLS handshake or WebSocket upgrade timed out"
+                               : ws ? "WebSocket upgrade timed out" : "TLS handshake timed out");
     });
-    auto [ec] = co_await transport_.tls().async_handshake(asio::ssl::stream_base::server, nothrow_awaitable);
-    deadline.cancel();
-    if (closed_) co_return;
-    if (ec) {
-        close("TLS handshake failed: " + ec.message());
-        co_return;
+    if (tls) {
+        auto [ec] = co_await transport_.tls().async_handshake(asio::ssl::stream_base::server, nothrow_awaitable);
+        if (closed_) co_return;
+        if (ec) {
+            close("TLS handshake failed: " + ec.message());
+            co_return;
+        }
     }
+    if (ws) {
+        std::string why;
+        const auto ec = co_await transport_.ws().accept(why);
+        if (closed_) co_return;
+        if (ec) {
+            // Worth a line: a browser or proxy misconfigured in front of the router shows here.
+            spdlog::info("WebSocket connection from {} refused: {}", peer_text(socket_), why);
+            close(why);
+            co_return;
+        }
+    }
+    deadline.cancel();
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
     start_loops();
@@ -110,6 +139,10 @@ asio::awaitable<boost::system::error_code> ice_connection::client_handshake(cons
     if (auto ec = prepare_client(tls.native_handle(), transport_.contexts()->config(), host)) co_return ec;
     auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
     co_return ec;
+}
+
+asio::awaitable<boost::system::error_code> ice_connection::client_upgrade(const protocol::endpoint& ep) {
+    co_return co_await transport_.ws().handshake(ep.host, ep.port, ep.resource);
 }
 
 bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
@@ -226,6 +259,51 @@ asio::awaitable<void> ice_connection::tls_read_loop() {
     }
 }
 
+asio::awaitable<void> ice_connection::ws_read_loop() {
+    auto& ws = transport_.ws();
+    ws.read_limit(home_.cfg().message_size_max);
+    while (!closed_) {
+        if (reads_paused()) {
+            co_await resume_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        auto [ec, data] = co_await ws.read();
+        if (closed_) co_return;
+        if (ec) {
+            close_ws(ec);
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        if (!on_bytes(data)) co_return;
+    }
+}
+
+void ice_connection::close_ws(const boost::system::error_code& ec) {
+    namespace websocket = boost::beast::websocket;
+    if (ec == websocket::error::closed || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
+        ec == asio::error::connection_reset) {
+        close("peer closed the connection");
+        return;
+    }
+    std::string what = ec == boost::system::errc::protocol_error ? "WebSocket text frame (Ice sends binary frames only)"
+                       : ec == websocket::error::message_too_big ? "WebSocket message larger than the message size limit"
+                                                                  : "WebSocket protocol error: " + ec.message();
+    spdlog::info("WebSocket connection from {} closed: {}", peer_text(socket_), what);
+    ++home_.metrics().protocol_errors;
+    close(what);
+}
+
+asio::awaitable<boost::system::error_code> ice_connection::write_ws_frames() {
+    auto& ws = transport_.ws();
+    for (std::size_t i = 0; i < out_.gathered(); ++i) {
+        const auto& f = out_.gathered_frame(i);
+        const auto tail = f.tail ? asio::buffer(*f.tail) : asio::const_buffer();
+        if (auto ec = co_await ws.write(asio::buffer(f.head), tail)) co_return ec;
+        if (closed_) co_return asio::error::operation_aborted;
+    }
+    co_return boost::system::error_code();
+}
+
 asio::awaitable<boost::system::error_code> ice_connection::write_batch(const std::vector<asio::const_buffer>& batch) {
     if (!transport_.secure()) {
         auto [ec, n] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
@@ -250,7 +328,7 @@ asio::awaitable<void> ice_connection::write_loop() {
             continue;
         }
         out_.gather(batch, max_frames_per_write);
-        const auto ec = co_await write_batch(batch);
+        const auto ec = transport_.websocket() ? co_await write_ws_frames() : co_await write_batch(batch);
         if (closed_) co_return;
         if (ec) {
             close(ec.message());

@@ -21,8 +21,8 @@ tcp::endpoint resolve_local(asio::io_context& io, const protocol::endpoint& ep) 
     return results.begin()->endpoint();
 }
 
-asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, std::shared_ptr<const tls_contexts> tls,
-                                  accept_handler on_accept) {
+asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, transport_kind kind,
+                                  std::shared_ptr<const tls_contexts> tls, accept_handler on_accept) {
     for (;;) {
         auto [ec, socket] = co_await acceptor.async_accept(nothrow_awaitable);
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
@@ -35,7 +35,7 @@ asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, std::shared
         }
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        on_accept(sh, tls ? transport(std::move(socket), tls, true) : transport(std::move(socket)));
+        on_accept(sh, transport(std::move(socket), kind, tls, true));
     }
 }
 
@@ -68,9 +68,9 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     return acceptor;
 }
 
-void start_accepting(shard& sh, tcp::acceptor acceptor, std::shared_ptr<const tls_contexts> tls,
+void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, std::shared_ptr<const tls_contexts> tls,
                      accept_handler on_accept) {
-    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(acceptor), std::move(tls), std::move(on_accept)),
+    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(acceptor), kind, std::move(tls), std::move(on_accept)),
                    report_bug);
 }
 

@@ -30,14 +30,15 @@ shard_set::~shard_set() {
 std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
                                                   const accept_handler& on_accept) {
     for (auto& ep : endpoints) {
-        const bool secure = ep.is_ssl();
+        const bool secure = ep.secure();
         if (secure && !tls_)
-            throw config_error(cfg_->tls.source, protocol::endpoint_to_string(ep), "an ssl endpoint needs TLS settings");
+            throw config_error(cfg_->tls.source, protocol::endpoint_to_string(ep),
+                               "an ssl or wss endpoint needs TLS settings");
         ensure_port_free(*shards_.front(), ep);
         for (auto& sh : shards_) {
             auto acceptor = bind_listener(*sh, ep);
             ep.port = acceptor.local_endpoint().port();
-            start_accepting(*sh, std::move(acceptor), secure ? tls_ : nullptr, on_accept);
+            start_accepting(*sh, std::move(acceptor), kind_of(ep), secure ? tls_ : nullptr, on_accept);
         }
     }
     return endpoints;

@@ -390,7 +390,7 @@ boost::system::error_code prepare_client(SSL* ssl, const tls_config& cfg, std::s
 void require_server_certificate(const tls_config& cfg, std::string_view endpoint_key) {
     if (!cfg.cert_file.empty()) return;
     throw error(cfg, "CertFile",
-                "an ssl endpoint in " + std::string(endpoint_key) + " needs a certificate: set " + key_name(cfg, "CertFile") +
+                "an ssl or wss endpoint in " + std::string(endpoint_key) + " needs a certificate: set " + key_name(cfg, "CertFile") +
                     " (and " + key_name(cfg, "KeyFile") + ")");
 }
 

@@ -1,15 +1,42 @@
 #include <moraine/net/transport.hpp>
 
 #include <moraine/net/tls_context.hpp>
+#include <moraine/net/ws_stream.hpp>
+
+#include <stdexcept>
 
 namespace moraine::net {
 
-transport::transport(tcp::socket s, std::shared_ptr<const tls_contexts> contexts, bool server)
-    : plain_(s.get_executor()), contexts_(std::move(contexts)), server_(server) {
-    auto& context = server ? contexts_->server() : contexts_->client();
-    tls_ = std::make_unique<tls_stream>(std::move(s), context);
+transport_kind kind_of(const protocol::endpoint& ep) noexcept {
+    if (ep.is_ssl()) return transport_kind::ssl;
+    if (ep.is_ws()) return transport_kind::ws;
+    if (ep.is_wss()) return transport_kind::wss;
+    return transport_kind::tcp;
 }
 
+transport::transport(tcp::socket s) : plain_(std::move(s)) {}
+
+transport::transport(tcp::socket s, std::shared_ptr<const tls_contexts> contexts, bool server)
+    : transport(std::move(s), transport_kind::ssl, std::move(contexts), server) {}
+
+transport::transport(tcp::socket s, transport_kind kind, std::shared_ptr<const tls_contexts> contexts, bool server)
+    : plain_(s.get_executor()), contexts_(std::move(contexts)), server_(server) {
+    const bool tls = kind == transport_kind::ssl || kind == transport_kind::wss;
+    if (tls && !contexts_) throw std::invalid_argument("a TLS transport needs TLS contexts");
+    if (tls) tls_ = std::make_unique<tls_stream>(std::move(s), server ? contexts_->server() : contexts_->client());
+    if (kind == transport_kind::wss) ws_ = std::make_unique<ws_stream>(*tls_);
+    if (kind == transport_kind::ws) ws_ = std::make_unique<ws_stream>(std::move(s));
+    if (kind == transport_kind::tcp) plain_ = std::move(s);
+}
+
+transport::transport(transport&&) noexcept = default;
+transport& transport::operator=(transport&&) noexcept = default;
 transport::~transport() = default;
+
+tcp::socket& transport::socket() noexcept {
+    if (tls_) return tls_->next_layer();
+    if (ws_) return ws_->socket();
+    return plain_;
+}
 
 }  // namespace moraine::net

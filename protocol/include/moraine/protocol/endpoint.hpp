@@ -30,6 +30,14 @@ struct endpoint {
     friend bool operator==(const endpoint&, const endpoint&) = default;
     bool is_tcp() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::tcp); }
     bool is_ssl() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::ssl); }
+    bool is_ws() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::ws); }
+    bool is_wss() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::wss); }
+    /// ws or wss: Ice messages in WebSocket binary frames (docs/transports.md §1).
+    bool websocket() const noexcept { return is_ws() || is_wss(); }
+    /// ssl or wss: the bytes travel inside TLS.
+    bool secure() const noexcept { return is_ssl() || is_wss(); }
+    /// A stream endpoint the router can serve and reach: tcp, ssl, ws or wss (not udp, not opaque).
+    bool stream() const noexcept { return is_tcp() || secure() || is_ws(); }
 };
 
 /// Reads one endpoint from a proxy (docs/ice-wire.md §9): short type, then an encapsulation

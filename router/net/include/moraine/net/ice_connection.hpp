@@ -50,21 +50,27 @@ public:
     std::chrono::steady_clock::time_point last_activity() const noexcept { return last_activity_; }
     /// Bytes waiting in the outbound queue.
     std::size_t queued_bytes() const noexcept { return out_.bytes(); }
-    /// True over TLS (an ssl endpoint).
+    /// True over TLS (an ssl or wss endpoint).
     bool secure() const noexcept { return transport_.secure(); }
+    /// True over WebSocket (a ws or wss endpoint).
+    bool websocket() const noexcept { return transport_.websocket(); }
 
 protected:
     ice_connection(shard& home, transport t);
 
     /// Spawns the read and write loops.
     void start_loops();
-    /// For an accepted connection: completes the TLS handshake if any (bounded by the
-    /// handshake timeout; a failure closes the connection without a word), then sends validate
-    /// connection (the accepting side speaks first, docs/ice-wire.md §3) and starts the loops.
+    /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
+    /// (together bounded by the handshake timeout; a failure closes the connection without an
+    /// Ice byte), then sends validate connection (the accepting side speaks first,
+    /// docs/ice-wire.md §3) and starts the loops.
     void start_accepted();
     /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
     /// as tls_config says. @return the handshake's error (the caller closes).
     asio::awaitable<boost::system::error_code> client_handshake(const std::string& host);
+    /// For an outgoing ws or wss connection, once connected (and TLS is up): the WebSocket
+    /// upgrade to `ep`'s host, port and resource. @return the error (the caller closes).
+    asio::awaitable<boost::system::error_code> client_upgrade(const protocol::endpoint& ep);
 
     /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
         (batched requests have request id 0, docs/ice-wire.md §5). Malformed input closes the
@@ -110,7 +116,14 @@ private:
     asio::awaitable<void> read_loop();
     asio::awaitable<void> tls_read_loop();
     asio::awaitable<void> write_loop();
-    asio::awaitable<void> accept_tls();
+    asio::awaitable<void> ws_read_loop();
+    /// TLS handshake and/or WebSocket upgrade of an accepted connection, then start.
+    asio::awaitable<void> accept_handshakes();
+    /// Closes for a failed WebSocket read: a peer's close or EOF quietly, anything else (text
+    /// frame, bad masking, oversized message) as a protocol error with a log line.
+    void close_ws(const boost::system::error_code& ec);
+    /// Writes the gathered frames one WebSocket frame each.
+    asio::awaitable<boost::system::error_code> write_ws_frames();
     /// Writes the gathered `batch`: one writev for TCP; over TLS, one contiguous buffer (so a
     /// batch of frames becomes few TLS records, not one per frame).
     asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);

@@ -10,11 +10,11 @@ namespace moraine::net {
 
 class shard;
 
-/// Creates the connection object for an accepted connection (TCP, or TLS not yet handshaken),
-/// on the accepting shard.
+/// Creates the connection object for an accepted connection (TCP, or TLS / WebSocket not yet
+/// handshaken), on the accepting shard.
 using accept_handler = std::function<void(shard&, transport)>;
 
-/** Binds `ep` (tcp; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
+/** Binds `ep` (tcp, ssl, ws or wss; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
     so every shard listens on the same port and the kernel spreads connections.
     @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
@@ -24,9 +24,9 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
 /// bind_listener on the shards.
 void ensure_port_free(shard& sh, const protocol::endpoint& ep);
 
-/// Accepts forever on `acceptor`, handing each connection to `on_accept` (over TLS with `tls`'s
-/// server context when `tls` is set: an ssl endpoint); stops when the acceptor closes.
-void start_accepting(shard& sh, tcp::acceptor acceptor, std::shared_ptr<const tls_contexts> tls,
+/// Accepts forever on `acceptor`, handing each connection to `on_accept` as a transport of
+/// `kind` (TLS with `tls`'s server context for ssl and wss); stops when the acceptor closes.
+void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, std::shared_ptr<const tls_contexts> tls,
                      accept_handler on_accept);
 
 }  // namespace moraine::net

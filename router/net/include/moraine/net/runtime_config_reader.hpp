@@ -22,8 +22,8 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     keys; relative paths are relative to `dir`, the YAML file's directory). @throws config_error. */
 runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir);
 
-/** Refuses an endpoint the runtime cannot serve as configured: udp, ws, wss and opaque types,
-    and ssl without a certificate (require_server_certificate). A configured endpoint must never
+/** Refuses an endpoint the runtime cannot serve as configured: udp and opaque types, and ssl
+    or wss without a certificate (require_server_certificate). A configured endpoint must never
     be served as something else. @throws config_error(at, key, "...") naming the endpoint. */
 void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key,
                     const tls_config& tls);

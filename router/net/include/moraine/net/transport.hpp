@@ -1,5 +1,6 @@
 #pragma once
-// A connection's byte stream: plain TCP, or TLS over TCP (ssl endpoints).
+// A connection's byte stream: plain TCP, TLS over TCP (ssl), WebSocket over either (ws, wss).
+#include <moraine/protocol/endpoint.hpp>
 #include <moraine/net/asio.hpp>
 
 #include <boost/asio/ssl/stream.hpp>
@@ -9,40 +10,57 @@
 namespace moraine::net {
 
 class tls_contexts;
+class ws_stream;
 
 /// TLS over a TCP socket that the stream owns.
 using tls_stream = asio::ssl::stream<tcp::socket>;
 
-/** What an ice_connection reads and writes: a TCP socket (tcp endpoints) or a TLS stream over
-    one (ssl endpoints). The TLS contexts are shared and immutable; each TLS transport has its
-    own SSL object. Not thread-safe: used on its connection's shard only. */
+/// The layers a connection speaks over TCP, after its endpoint type.
+enum class transport_kind { tcp, ssl, ws, wss };
+
+/// The kind serving or reaching `ep` (tcp for anything not ssl, ws or wss).
+transport_kind kind_of(const protocol::endpoint& ep) noexcept;
+
+/** What an ice_connection reads and writes: a TCP socket (tcp endpoints), a TLS stream over one
+    (ssl), or a WebSocket over either (ws, wss; docs/transports.md §1). The TLS contexts are
+    shared and immutable; each TLS transport has its own SSL object. The TCP socket keeps its
+    address when the transport moves (connections keep a reference to it). Not thread-safe:
+    used on its connection's shard only. */
 class transport {
 public:
     /// Plain TCP over `s`.
-    explicit transport(tcp::socket s) : plain_(std::move(s)) {}
+    explicit transport(tcp::socket s);
     /// TLS over `s`: the server side of an accepted connection (`server` true) or the client
     /// side of an outgoing one, with `contexts`' server or client context.
     transport(tcp::socket s, std::shared_ptr<const tls_contexts> contexts, bool server);
-    transport(transport&&) noexcept = default;
-    transport& operator=(transport&&) noexcept = default;
+    /// `kind` over `s`, on the accepting (`server`) or connecting side. `contexts` is needed
+    /// for ssl and wss only (std::invalid_argument when missing there).
+    transport(tcp::socket s, transport_kind kind, std::shared_ptr<const tls_contexts> contexts, bool server);
+    transport(transport&&) noexcept;
+    transport& operator=(transport&&) noexcept;
     ~transport();
 
-    /// The TCP socket: the transport itself, or the one under TLS.
-    tcp::socket& socket() noexcept { return tls_ ? tls_->next_layer() : plain_; }
-    const tcp::socket& socket() const noexcept { return tls_ ? tls_->next_layer() : plain_; }
-    /// True for TLS.
+    /// The TCP socket: the transport itself, or the one under TLS or WebSocket.
+    tcp::socket& socket() noexcept;
+    const tcp::socket& socket() const noexcept { return const_cast<transport*>(this)->socket(); }
+    /// True for TLS (ssl and wss).
     bool secure() const noexcept { return tls_ != nullptr; }
+    /// True for WebSocket (ws and wss).
+    bool websocket() const noexcept { return ws_ != nullptr; }
     /// The TLS stream; only if secure().
     tls_stream& tls() noexcept { return *tls_; }
-    /// True for the accepting side of a TLS connection.
+    /// The WebSocket; only if websocket().
+    ws_stream& ws() noexcept { return *ws_; }
+    /// True for the accepting side.
     bool server_side() const noexcept { return server_; }
-    /// The shared TLS contexts (and settings); null for plain TCP.
+    /// The shared TLS contexts (and settings); null without TLS.
     const std::shared_ptr<const tls_contexts>& contexts() const noexcept { return contexts_; }
 
 private:
     tcp::socket plain_;
     std::shared_ptr<const tls_contexts> contexts_;
-    std::unique_ptr<tls_stream> tls_;
+    std::unique_ptr<tls_stream> tls_;  // before ws_: a wss WebSocket refers to it
+    std::unique_ptr<ws_stream> ws_;
     bool server_ = false;
 };
 

@@ -40,6 +40,11 @@ public:
     /// remembers how many frames that was, for consume_gathered.
     void gather(std::vector<asio::const_buffer>& out, std::size_t max_frames);
 
+    /// The number of frames last gathered, and the `i`-th of them (i < gathered()), for a
+    /// transport that writes frame by frame (WebSocket: one Ice message per frame).
+    std::size_t gathered() const noexcept { return gathered_; }
+    const outbound_frame& gathered_frame(std::size_t i) const noexcept { return frames_[i]; }
+
     /// Drops the frames last gathered (they were written in full).
     /// @return true if the queue was above its high watermark and is now below the low one.
     bool consume_gathered();
