@@ -724,11 +724,12 @@ TEST_F(config_files, unserved_endpoint_types_are_refused_naming_the_key) {
     EXPECT_NE(ice_error("Glacier2.Client.Endpoints=udp -h 127.0.0.1 -p 4063\n")
                   .find("Glacier2.Client.Endpoints: 'udp -h 127.0.0.1 -p 4063': udp endpoints are not served"),
               std::string::npos);
-    EXPECT_NE(ice_error(client + "Glacier2.Server.Endpoints=ws -h 127.0.0.1 -p 4064\n")
-                  .find("Glacier2.Server.Endpoints: 'ws -h 127.0.0.1 -p 4064"),
+    EXPECT_NE(ice_error(client + "Glacier2.Server.Endpoints=udp -h 127.0.0.1 -p 4064\n")
+                  .find("Glacier2.Server.Endpoints: 'udp -h 127.0.0.1 -p 4064"),
               std::string::npos);
+    // wss is served, but only with a certificate: without one, start-up stops naming the key.
     EXPECT_NE(ice_error(client + "IceStorm.TopicManager.Endpoints=tcp -p 10000\nIceStorm.Publish.Endpoints=wss -p 10001\n")
-                  .find("IceStorm.Publish.Endpoints: 'wss"),
+                  .find("IceSSL.CertFile: an ssl or wss endpoint in IceStorm.Publish.Endpoints needs a certificate"),
               std::string::npos);
     EXPECT_NE(yaml_error("client:\n  endpoints: \"udp -h 127.0.0.1 -p 4063\"\n").find("client.endpoints: 'udp"),
               std::string::npos);
@@ -766,10 +767,10 @@ TEST_F(config_files, ice_tls_keys_moraine_cannot_honour_stop_startup) {
 
 TEST_F(config_files, ssl_endpoint_without_certificate_is_refused) {
     EXPECT_NE(ice_error("Glacier2.Client.Endpoints=ssl -h 127.0.0.1 -p 4063\n")
-                  .find("IceSSL.CertFile: an ssl endpoint in Glacier2.Client.Endpoints needs a certificate"),
+                  .find("IceSSL.CertFile: an ssl or wss endpoint in Glacier2.Client.Endpoints needs a certificate"),
               std::string::npos);
     EXPECT_NE(yaml_error("client:\n  endpoints: \"ssl -h 127.0.0.1 -p 4063\"\n")
-                  .find("tls.cert_file: an ssl endpoint in client.endpoints needs a certificate"),
+                  .find("tls.cert_file: an ssl or wss endpoint in client.endpoints needs a certificate"),
               std::string::npos);
     EXPECT_EQ(ice_error("Glacier2.Client.Endpoints=ssl -h 127.0.0.1 -p 4063\nIceSSL.CertFile=server.pem\n"), "no error");
 }

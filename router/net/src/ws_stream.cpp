@@ -22,6 +22,9 @@ using ws_over_tls = websocket::stream<asio::ssl::stream<tcp::socket>&>;
 
 // An upgrade request is a few hundred bytes (Chromium's: about 600); 8 KiB bounds a hostile one.
 constexpr std::uint32_t upgrade_head_max = 8 * 1024;
+// A close handshake Beast starts (on a bad frame, an oversized or invalid message) waits this
+// long for the peer's close frame; the opening handshake is bounded by the caller's deadline.
+constexpr auto close_timeout = std::chrono::seconds(5);
 // A large message's read buffer is given back once read, so an idle session keeps little.
 constexpr std::size_t kept_read_capacity = 16 * 1024;
 
@@ -29,6 +32,11 @@ template <class Ws>
 void configure(Ws& ws) {
     ws.binary(true);
     ws.auto_fragment(false);  // one Ice message, one frame: Ice 3.7 receivers need it (§1.4)
+    websocket::stream_base::timeout t{};
+    t.handshake_timeout = close_timeout;
+    t.idle_timeout = websocket::stream_base::none();  // Ice's own heartbeats and ACM cover idleness
+    t.keep_alive_pings = false;
+    ws.set_option(t);
 }
 
 template <class Ws>
@@ -49,7 +57,7 @@ asio::awaitable<error_code> accept_on(Ws& ws, beast::flat_buffer& in, std::strin
         co_return make_error_code(boost::system::errc::protocol_error);
     }
     ws.set_option(websocket::stream_base::decorator([named](websocket::response_type& res) {
-        res.erase(http::field::server);
+        res.set(http::field::server, "Moraine");  // Beast would name itself and its version
         if (named) res.set(http::field::sec_websocket_protocol, ice_ws_protocol);
     }));
     auto [aec] = co_await ws.async_accept(req, nothrow_awaitable);

@@ -267,7 +267,7 @@ TEST_F(tls_test, ssl_endpoint_without_certificate_names_cert_file) {
         require_server_certificate(cfg, "Glacier2.Client.Endpoints");
         ADD_FAILURE() << "no error";
     } catch (const config_error& e) {
-        EXPECT_STREQ(e.what(), "router.cfg: IceSSL.CertFile: an ssl endpoint in Glacier2.Client.Endpoints needs a "
+        EXPECT_STREQ(e.what(), "router.cfg: IceSSL.CertFile: an ssl or wss endpoint in Glacier2.Client.Endpoints needs a "
                                "certificate: set IceSSL.CertFile (and IceSSL.KeyFile)");
     }
     cfg.yaml = true;
