@@ -281,7 +281,7 @@ asio::awaitable<void> ice_connection::ws_read_loop() {
 void ice_connection::close_ws(const boost::system::error_code& ec) {
     namespace websocket = boost::beast::websocket;
     if (ec == websocket::error::closed || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
-        ec == asio::error::connection_reset) {
+        ec == asio::error::connection_reset || ec == asio::error::not_connected || ec == asio::error::broken_pipe) {
         close("peer closed the connection");
         return;
     }

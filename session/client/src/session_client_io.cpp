@@ -2,6 +2,7 @@
 #include <moraine/client/session_client.hpp>
 
 #include "tls_stream.hpp"
+#include "ws_client_stream.hpp"
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
@@ -128,6 +129,28 @@ asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream>
     }
 }
 
+void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
+    auto on_done = [](std::exception_ptr) {};
+    asio::co_spawn(ex_, [self = shared_from_this(), ws] { return self->read_loop_ws(ws); }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this(), ws = std::move(ws)] { return self->write_loop_ws(ws); }, on_done);
+}
+
+asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws) {
+    while (phase_ != phase::closed) {
+        if (out_.empty()) {
+            if (close_after_flush_) {
+                close(error_info{});
+                co_return;
+            }
+            co_await wakeup_.async_wait(nothrow_awaitable);
+            continue;
+        }
+        // One frame per message; out_ may grow during the write, but out_[0]'s bytes stay put.
+        const auto ec = co_await ws->write(asio::buffer(out_.front()));
+        if (!on_written(ec, 1)) co_return;
+    }
+}
+
 std::size_t session_client::gather(std::vector<asio::const_buffer>& batch) const {
     batch.clear();
     const std::size_t n = std::min(out_.size(), max_messages_per_write);
@@ -182,6 +205,18 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
             co_return;
         }
         if (!on_bytes(protocol::byte_view(tls->in.data(), n))) co_return;
+    }
+}
+
+asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws) {
+    while (phase_ != phase::closed) {
+        auto [ec, data] = co_await ws->read();
+        if (phase_ == phase::closed) co_return;
+        if (ec) {
+            close(ec == boost::beast::websocket::error::closed ? lost("the router closed the connection") : read_error(ec));
+            co_return;
+        }
+        if (!on_bytes(data)) co_return;
     }
 }
 

@@ -2,6 +2,7 @@
 #include <moraine/client/session_client.hpp>
 
 #include "tls_stream.hpp"
+#include "ws_client_stream.hpp"
 
 #include <moraine/client/params.hpp>
 #include <moraine/protocol/header.hpp>
@@ -108,6 +109,18 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
         co_return error_info{ec, ec.message()};
     }
     socket_.set_option(tcp::no_delay(true), ec);
+    if (a.websocket) {  // still within connect_timeout: on expiry the timer closes the socket
+        auto ws = std::make_shared<ws_client_stream>(socket_);
+        const auto wec = co_await ws->handshake(a);
+        if (phase_ == phase::closed) co_return closed_by_ ? closed_by_ : not_open();
+        if (wec) {
+            error_info err{wec, "WebSocket upgrade failed: " + wec.message()};
+            close(err);
+            co_return err;
+        }
+        start_ws_loops(std::move(ws));
+        co_return error_info{};
+    }
     std::shared_ptr<tls_stream> tls;
     if (a.tls) {
         tls = std::make_shared<tls_stream>(socket_, *opts_.tls, a);

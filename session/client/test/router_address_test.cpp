@@ -32,8 +32,21 @@ TEST(router_address, ssl_endpoints_select_tls) {
     EXPECT_EQ(a->port, 4063);
     EXPECT_FALSE(router_address::parse("ssl -p 4064"));
     EXPECT_FALSE(router_address::parse("ssl -h 127.0.0.1"));
-    EXPECT_FALSE(router_address::parse("wss -h 127.0.0.1 -p 4064"));
-    EXPECT_FALSE(router_address::parse("ws -h 127.0.0.1 -p 4064"));
+    EXPECT_FALSE(router_address::parse("wss -h 127.0.0.1 -p 4064")) << "wss is not supported by the library";
+}
+
+TEST(router_address, ws_endpoints_select_websocket_with_their_resource) {
+    auto a = router_address::parse("ws -h 127.0.0.1 -p 4065");
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->websocket);
+    EXPECT_FALSE(a->tls);
+    EXPECT_EQ(a->resource, "/");
+    a = router_address::parse("ws -h 127.0.0.1 -p 4065 -r /ice");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->resource, "/ice");
+    a = router_address::parse("tcp -h 127.0.0.1 -p 4063");
+    ASSERT_TRUE(a);
+    EXPECT_FALSE(a->websocket);
 }
 
 TEST(router_address, rejects_what_it_cannot_connect_to) {

@@ -7,17 +7,22 @@
 
 namespace moraine::client {
 
-/// Host and port of a router's client endpoint (`Glacier2.Client.Endpoints`), tcp or ssl.
+/// Host and port of a router's client endpoint (`Glacier2.Client.Endpoints`): tcp, ssl or ws.
 struct router_address {
     std::string host;  ///< a numeric address (no lookup) or a host name (resolved at connect)
     std::uint16_t port = 0;
     /// True for an `ssl` endpoint: the session runs over TLS with session_options::tls, and
     /// async_open fails with errc::tls_not_configured without it (it never falls back to tcp).
     bool tls = false;
+    /// True for a `ws` endpoint: Ice messages in WebSocket binary frames (subprotocol
+    /// ice.zeroc.com, one message per frame), upgraded at `resource`.
+    bool websocket = false;
+    std::string resource = "/";
 
     /// Parses an Ice endpoint string, e.g. `tcp -h 127.0.0.1 -p 4063` or `ssl -h 127.0.0.1 -p 4064`
     /// (other options such as `-t` are accepted and ignored); the first of a `:`-separated list is used.
-    /// @return nullopt if it is not a tcp or ssl endpoint with a host and a port in 1..65535.
+    /// @return nullopt if it is not a tcp, ssl or ws endpoint with a host and a port in 1..65535
+    /// (wss is not supported by the library).
     static std::optional<router_address> parse(std::string_view endpoint);
 };
 

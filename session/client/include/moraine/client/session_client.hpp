@@ -25,6 +25,7 @@
 namespace moraine::client {
 
 struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` address
+struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` address
 
 /** A Glacier2 session: one TCP or TLS connection to a router's client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
@@ -225,6 +226,9 @@ private:
     asio::awaitable<void> write_loop();
     asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls);
     asio::awaitable<void> write_loop_tls(std::shared_ptr<tls_stream> tls);
+    void start_ws_loops(std::shared_ptr<ws_client_stream> ws);
+    asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws);
+    asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws);
     std::size_t gather(std::vector<asio::const_buffer>& batch) const;
     bool on_written(const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;
