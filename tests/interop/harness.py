@@ -3,10 +3,12 @@
 Everything here is scenario-agnostic. Every process the harness starts is recorded and stopped
 by PID (terminate, then kill after 5 s); every network wait has a bound.
 """
+import base64
 import contextlib
 import crypt
 import ctypes
 import gc
+import hashlib
 import os
 import signal
 import shutil
@@ -194,6 +196,90 @@ class RawConn:
 
 
 # ---------------------------------------------------------------------------------------------
+# WebSocket (RFC 6455) endpoints: Ice's ws/wss transports (docs: IceWS, sub-protocol
+# "ice.zeroc.com", one Ice message per binary frame)
+
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+WS_PROTOCOL = "ice.zeroc.com"
+
+
+def ws_accept(key):
+    """The Sec-WebSocket-Accept value a server must answer to Sec-WebSocket-Key key."""
+    return base64.b64encode(hashlib.sha1((key + WS_GUID).encode()).digest()).decode()
+
+
+def ws_validate(port, timeout=1.0, tls=None):
+    """Opens a WebSocket to the ws endpoint on port (wss: after a TLS handshake with the
+    ssl.SSLContext tls) as an Ice ws client does: GET / with Upgrade: websocket,
+    Sec-WebSocket-Protocol: ice.zeroc.com and Sec-WebSocket-Version: 13. The answer must be
+    101 with the right Sec-WebSocket-Accept and that protocol, followed by one unmasked binary
+    frame (FIN set) holding exactly the 14-byte Ice validate connection. Then it sends a close
+    frame and waits briefly for the server's close. Raises Failure saying what was wrong, or
+    OSError."""
+    sock = socket.create_connection((HOST, port), timeout=timeout)
+    try:
+        sock.settimeout(timeout)
+        if tls is not None:
+            sock = tls.wrap_socket(sock, server_hostname=HOST)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(("GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+                      "Sec-WebSocket-Protocol: %s\r\n\r\n" % (HOST, port, key, WS_PROTOCOL)).encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            if len(data) > 8192:
+                raise Failure("WebSocket upgrade: response head longer than 8 KiB")
+            chunk = sock.recv(4096)
+            if not chunk:
+                raise Failure("WebSocket upgrade: connection closed after %r" % data[:120])
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = lines[0].split(" ", 2)
+        if len(status) < 2 or status[1] != "101":
+            raise Failure("WebSocket upgrade: answered %r, expected 101" % lines[0][:120])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("sec-websocket-accept") != ws_accept(key):
+            raise Failure("WebSocket upgrade: Sec-WebSocket-Accept %r, expected %r"
+                          % (headers.get("sec-websocket-accept"), ws_accept(key)))
+        if headers.get("sec-websocket-protocol") != WS_PROTOCOL:
+            raise Failure("WebSocket upgrade: Sec-WebSocket-Protocol %r, expected %r"
+                          % (headers.get("sec-websocket-protocol"), WS_PROTOCOL))
+        want = b"\x82\x0e" + VALIDATE  # FIN + binary, unmasked, 14 bytes
+        while len(rest) < len(want):
+            chunk = sock.recv(len(want) - len(rest))
+            if not chunk:
+                raise Failure("WebSocket: closed after the upgrade, having sent %s" % (rest.hex() or "nothing"))
+            rest += chunk
+        if rest[:len(want)] != want:
+            raise Failure("WebSocket: first frame %s, expected %s (one binary frame with the validate"
+                          " connection)" % (rest[:len(want)].hex(), want.hex()))
+        # A polite close: a close frame (status 1000, masked as a client must), then wait (up to
+        # 0.5 s) for the server to answer it and close; what it sends is not checked.
+        mask = os.urandom(4)
+        with contextlib.suppress(OSError):
+            sock.sendall(b"\x88\x82" + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(b"\x03\xe8")))
+            sock.settimeout(0.5)
+            while sock.recv(4096):
+                pass
+    finally:
+        with contextlib.suppress(OSError):
+            sock.close()
+
+
+def probe(port, transport="tcp", timeout=1.0, tls=None):
+    """Connects to an Ice endpoint of the given transport and returns once it has sent its
+    validate connection (tls: the ssl.SSLContext for ssl and wss). Raises Failure or OSError."""
+    if transport in ("ws", "wss"):
+        ws_validate(port, timeout=timeout, tls=tls if transport == "wss" else None)
+    else:
+        RawConn(port, timeout=timeout, tls=tls if transport == "ssl" else None).close()
+
+
+# ---------------------------------------------------------------------------------------------
 # Processes
 
 # Resolved here, not in the child: between fork and exec (other threads may hold locks at fork
@@ -252,11 +338,12 @@ class Router:
     (glacier2 flavour: the real icebox IceStorm)."""
 
     def __init__(self, name, proc, client_port, server_port, props, tm_port=None, pub_port=None, helpers=(),
-                 transport="tcp"):
+                 transport="tcp", server_transport=None):
         self.name, self.proc, self.props = name, proc, props
         self.client_port, self.server_port = client_port, server_port
         self.tm_port, self.pub_port, self.helpers = tm_port, pub_port, list(helpers)
-        self.transport = transport  # of the client and server endpoints: "tcp" or "ssl"
+        self.transport = transport  # of the client endpoint: "tcp", "ssl", "ws" or "wss"
+        self.server_transport = server_transport or transport  # of the server endpoint
 
     @property
     def proxy(self):
@@ -292,23 +379,27 @@ class Env:
         self.procs.append(proc)
         return proc
 
-    def wait_ready(self, proc, port, timeout=15.0, what="", tls=None):
-        """Waits until port answers with an Ice validate connection message (after a TLS
-        handshake with the ssl.SSLContext tls, if given). what, if given, names the port in the
-        failure reason (e.g. the property that configures it)."""
+    def wait_ready(self, proc, port, timeout=15.0, what="", tls=None, transport=None):
+        """Waits until port answers with an Ice validate connection message (see probe():
+        transport "tcp", "ssl", "ws" or "wss"; by default "ssl" if tls, an ssl.SSLContext for the
+        handshake, is given, else "tcp"). what, if given, names the port in the failure reason
+        (e.g. the property that configures it), along with the last probe's error."""
+        transport = transport or ("ssl" if tls is not None else "tcp")
         end = time.monotonic() + timeout
+        last = None
         while time.monotonic() < end:
             if not proc.alive():
                 raise Failure("%s exited with %s before listening on %d%s"
                               % (proc.name, proc.popen.returncode, port, proc.log_tail()))
             try:
-                c = RawConn(port, timeout=1.0, tls=tls)
-                c.close()
+                probe(port, transport, timeout=1.0, tls=tls)
                 return
-            except (OSError, Failure):
+            except (OSError, Failure) as e:
+                last = e
                 time.sleep(0.1)
-        raise Failure("%s not ready on port %d%s after %.0f s%s"
-                      % (proc.name, port, " (%s)" % what if what else "", timeout, proc.log_tail()))
+        raise Failure("%s not ready on port %d%s after %.0f s (last probe, %s: %s: %s)%s"
+                      % (proc.name, port, " (%s)" % what if what else "", timeout, transport,
+                         type(last).__name__, last, proc.log_tail()))
 
     # -- Python peers -----------------------------------------------------------------------
 
@@ -325,13 +416,14 @@ class Env:
         return cache[label]
 
     def start_ready(self, name, cmd, ports, tls=None):
-        """Starts cmd and waits for each of ports: a port number or (port, what). With tls (an
-        ssl.SSLContext), the ports are TLS ports, probed after a handshake."""
+        """Starts cmd and waits for each of ports: a port number, (port, what) or (port, what,
+        transport). With tls (an ssl.SSLContext), the ports without a transport are TLS ports,
+        probed after a handshake; tls is also the context for "wss" ports."""
         proc = self.start(name, cmd)
         try:
             for port in ports:
-                port, what = port if isinstance(port, tuple) else (port, "")
-                self.wait_ready(proc, port, what=what, tls=tls)
+                port, what, transport = (tuple(port) + ("", None))[:3] if isinstance(port, tuple) else (port, "", None)
+                self.wait_ready(proc, port, what=what, tls=tls, transport=transport)
         except Failure:
             proc.failed_start = True
             proc.stop()
@@ -358,11 +450,12 @@ class Env:
 
     # -- routers ----------------------------------------------------------------------------
 
-    def router(self, name, props, server=True, icestorm=False, transport="tcp", tls=None):
+    def router(self, name, props, server=True, icestorm=False, transport="tcp", tls=None, server_transport=None):
         """Starts the router under test once per configuration name. props are the
-        configuration-specific properties; endpoints are added here, with transport ("tcp" or
-        "ssl": the IceSSL properties are then the caller's). tls is the ssl.SSLContext of the
-        readiness probe for ssl endpoints.
+        configuration-specific properties; endpoints are added here, with transport ("tcp",
+        "ssl", "ws" or "wss": for ssl and wss the IceSSL properties are then the caller's) for the
+        client endpoint, and server_transport (default: transport) for the server endpoint. tls
+        is the ssl.SSLContext of the readiness probe for ssl and wss endpoints.
 
         icestorm=True adds IceStorm.InstanceName/TopicManager.Endpoints/Publish.Endpoints (and
         IceStorm.Transient=1) to the same property file. moraine-router serves them itself; for
@@ -379,7 +472,7 @@ class Env:
                 "Glacier2.Trace.Session": "1",
             }
             if server:
-                all_props["Glacier2.Server.Endpoints"] = endpoint(server_port, transport)
+                all_props["Glacier2.Server.Endpoints"] = endpoint(server_port, server_transport or transport)
             if icestorm:
                 all_props.update({
                     "IceStorm.InstanceName": "IceStorm",
@@ -404,16 +497,19 @@ class Env:
                 cmd = ["/usr/bin/glacier2router", "--Ice.Config=" + cfg]
             else:
                 cmd = [self.moraine_bin, "--ice-config", cfg]
-            ports = [client_port] + ([server_port] if server else [])
+            ports = [(client_port, "Glacier2.Client.Endpoints", transport)]
+            if server:
+                ports.append((server_port, "Glacier2.Server.Endpoints", server_transport or transport))
             if icestorm and self.flavour != "glacier2":
-                ports += topic_ports
+                ports += [p + ("tcp",) for p in topic_ports]
             try:
-                proc = self.start_ready("router-" + name, cmd, ports, tls=tls if transport == "ssl" else None)
+                proc = self.start_ready("router-" + name, cmd, ports, tls=tls)
             except Failure:
                 for helper in helpers:
                     helper.stop()
                 raise
-            return Router(name, proc, client_port, server_port, all_props, tm_port, pub_port, helpers, transport)
+            return Router(name, proc, client_port, server_port, all_props, tm_port, pub_port, helpers, transport,
+                          server_transport)
         router = self.start_once(self._routers, "router " + name, starter)
         for proc in [router.proc] + router.helpers:
             if not proc.alive():
