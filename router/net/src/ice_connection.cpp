@@ -26,12 +26,6 @@ constexpr std::size_t tls_read_bytes = 8 * 1024;
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
 
-/// "address:port" of the peer, for log lines.
-std::string peer_text(const tcp::socket& s) {
-    boost::system::error_code ec;
-    const auto remote = s.remote_endpoint(ec);
-    return ec ? std::string("an unknown peer") : remote.address().to_string() + ":" + std::to_string(remote.port());
-}
 }  // namespace
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -123,7 +117,7 @@ asio::awaitable<void> ice_connection::accept_handshakes() {
         if (closed_) co_return;
         if (ec) {
             // Worth a line: a browser or proxy misconfigured in front of the router shows here.
-            spdlog::info("WebSocket connection from {} refused: {}", peer_text(socket_), why);
+            spdlog::info("WebSocket connection from {} refused: {}", transport_.ws().peer(), why);
             close(why);
             co_return;
         }
@@ -288,7 +282,7 @@ void ice_connection::close_ws(const boost::system::error_code& ec) {
     std::string what = ec == boost::system::errc::protocol_error ? "WebSocket text frame (Ice sends binary frames only)"
                        : ec == websocket::error::message_too_big ? "WebSocket message larger than the message size limit"
                                                                   : "WebSocket protocol error: " + ec.message();
-    spdlog::info("WebSocket connection from {} closed: {}", peer_text(socket_), what);
+    spdlog::info("WebSocket connection from {} closed: {}", transport_.ws().peer(), what);
     ++home_.metrics().protocol_errors;
     close(what);
 }

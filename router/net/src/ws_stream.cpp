@@ -119,11 +119,19 @@ tcp::socket& ws_stream::socket() noexcept {
 
 // The visitors below are plain functions returning the coroutine, not coroutines themselves:
 // a coroutine lambda's captures would die with the lambda before the coroutine runs.
+void ws_stream::remember_peer() {
+    error_code ec;
+    const auto remote = socket().remote_endpoint(ec);
+    peer_ = ec ? std::string("an unknown peer") : remote.address().to_string() + ":" + std::to_string(remote.port());
+}
+
 asio::awaitable<error_code> ws_stream::accept(std::string& why) {
+    remember_peer();
     return std::visit([&](auto& s) { return accept_on(s, impl_->in, why); }, impl_->ws);
 }
 
 asio::awaitable<error_code> ws_stream::handshake(const std::string& host, int port, const std::string& resource) {
+    remember_peer();
     std::string target = resource.empty() ? "/" : resource;
     std::string host_header = host + ":" + std::to_string(port);
     return std::visit([&](auto& s) { return handshake_on(s, host_header, target); }, impl_->ws);

@@ -32,6 +32,9 @@ public:
 
     /// The TCP socket at the bottom.
     tcp::socket& socket() noexcept;
+    /// "address:port" of the peer as it was at accept() or handshake(), for log lines (Beast
+    /// closes the socket when a read fails, after which the socket no longer knows it).
+    const std::string& peer() const noexcept { return peer_; }
 
     /** Server side: reads the HTTP upgrade request (head at most 8 KiB), refuses a
         `Sec-WebSocket-Protocol` other than `ice.zeroc.com` (absent is accepted, as IceWS
@@ -61,6 +64,8 @@ public:
 private:
     struct impl;
     std::unique_ptr<impl> impl_;
+    std::string peer_;
+    void remember_peer();
 };
 
 }  // namespace moraine::net
