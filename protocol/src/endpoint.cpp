@@ -161,6 +161,9 @@ std::optional<endpoint> endpoint_from_string(std::string_view s) {
         }
     }
     if (!have_port) return std::nullopt;
+    // Ice's default resource: a ws endpoint published without -r must still give clients a
+    // request target ("GET / HTTP/1.1"); an empty one is not a valid HTTP request line.
+    if (is_ws(e.type) && e.resource.empty()) e.resource = "/";
     return e;
 }
 

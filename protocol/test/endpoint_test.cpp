@@ -37,6 +37,8 @@ TEST(endpoint, from_string_defaults_and_variants) {
     ASSERT_TRUE(ws);
     EXPECT_EQ(ws->type, 5);
     EXPECT_EQ(ws->resource, "/ice");
+    // Without -r, Ice's default resource "/": a client needs a request target for its upgrade.
+    EXPECT_EQ(endpoint_from_string("ws -h h -p 80")->resource, "/");
     const auto udp = endpoint_from_string("udp -h 239.255.0.1 -p 10000 -z");
     ASSERT_TRUE(udp);
     EXPECT_EQ(udp->type, 3);

@@ -430,14 +430,16 @@ class Env:
             raise
         return proc
 
-    def peer(self, script, args=(), name=None, tls=None):
+    def peer(self, script, args=(), name=None, tls=None, transport=None):
         """Starts peers/<script>.py PORT ARGS... once per name (default: script); returns its
-        port. tls: the ssl.SSLContext for the readiness probe of a peer that listens on ssl."""
+        port. tls: the ssl.SSLContext for the readiness probe of a peer that listens on ssl.
+        transport: "ws" for a peer started with --Ice.Default.Protocol=ws in args."""
         name = name or script
 
         def starter():
             port = free_port()
-            self.start_ready(name, [PYTHON, os.path.join(PEERS, script + ".py"), str(port)] + list(args), [port],
+            ready = [(port, name, transport)] if transport else [port]
+            self.start_ready(name, [PYTHON, os.path.join(PEERS, script + ".py"), str(port)] + list(args), ready,
                              tls=tls)
             return port
         return self.start_once(self._peers, "peer " + name, starter)

@@ -8,6 +8,9 @@
   of page/client.js through the router's ws (wss) client endpoint; the router's server
   endpoint is tcp, for the Python back end's callbacks. For wss, Chromium trusts the test CA
   (tls_certs.py) through an NSS database in a temporary HOME.
+- `ws_backend_and_callbacks`: no browser: a Python client over tcp calls a back end that listens
+  on ws only (the router reaches it over WebSocket), and that back end calls back through the
+  router's ws server endpoint.
 - `node_tcp`: the same flow (page/client.js) with the npm `ice` package in Node
   (tests/browser/node_client.js), over tcp, against the `main` configuration.
 
@@ -28,7 +31,8 @@ import urllib.request
 import harness as H  # before Glacier2: see harness._import_glacier2
 import scenarios_tls
 from harness import Failure, check
-from scenarios import main_router, scenario, short, unique
+from scenarios import CallbackI, callback_adapter, main_router, scenario, session, short, unique
+from harness import Demo
 
 BROWSER_DIR = os.path.join(H.REPO, "tests", "browser")
 SETUP = os.path.join(BROWSER_DIR, "setup")
@@ -56,6 +60,13 @@ def wss_router(env):
     props.update({"Glacier2.CryptPasswords": env.passwords,
                   "Glacier2.SessionTimeout": str(SESSION_TIMEOUT)})
     return env.router("wss", props, transport="wss", server_transport="tcp", tls=c.probe_context())
+
+
+def ws_server_router(env):
+    """tcp client endpoint, ws server endpoint: back ends call back over WebSocket."""
+    return env.router("ws-server", {"Glacier2.CryptPasswords": env.passwords,
+                                    "Glacier2.SessionTimeout": str(SESSION_TIMEOUT)},
+                      transport="tcp", server_transport="ws")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,6 +234,23 @@ def browser_ws(env):
 def browser_wss(env):
     return browser_flow(env, wss_router, "browser_wss",
                         ca=lambda: os.path.join(scenarios_tls.certs(env).dir, "ca.pem"))
+
+
+@scenario
+def ws_backend_and_callbacks(env):
+    router = ws_server_router(env)
+    port = env.peer("backend", args=["--Ice.Default.Protocol=ws"], name="backend-ws", transport="ws")
+    with session(env, router) as (ic, prx):
+        hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello:ws -h %s -p %d" % (H.HOST, port)))
+        check(hello.sayHello("ws") == "hello ws", "sayHello through the router to a ws back end")
+        servant = CallbackI()
+        cb = callback_adapter(ic, prx, servant)
+        check(" ws " in " %s " % cb.ice_getEndpoints()[0].toString() or cb.ice_getEndpoints()[0].toString().startswith("ws "),
+              "the callback proxy's endpoint is not the router's ws server endpoint: %s" % cb)
+        hello.callMeBack(cb, "ring-ws")
+        check(servant.wait_for("ring-ws"), "twoway callback over ws not received (got %s)" % servant.got)
+        hello.callMeBackOneway(cb, "knock-ws")
+        check(servant.wait_for("knock-ws"), "oneway callback over ws not received (got %s)" % servant.got)
 
 
 @scenario
