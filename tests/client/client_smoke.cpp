@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <future>
 #include <iostream>
 #include <map>
@@ -59,6 +60,7 @@ struct options {
     client::tls_options tls;
     bool tls_given = false;  // any --tls-* option
     bool secure = false;
+    bool forward_context = false;  // the router forwards contexts (Glacier2.Client.ForwardContext=1)
 };
 
 [[noreturn]] void fail(const std::string& step, const std::string& why) {
@@ -96,6 +98,7 @@ options parse(int argc, char** argv) {
         else if (a == "--tls-key-password") o.tls.key_password = value(), o.tls_given = true;
         else if (a == "--tls-server-name") o.tls.server_name = value(), o.tls_given = true;
         else if (a == "--secure") o.secure = true;
+        else if (a == "--forward-context") o.forward_context = true;
         else fail("args", "unknown option " + a);
     }
     if (o.router.empty()) fail("args", "--router is required");
@@ -176,6 +179,44 @@ asio::awaitable<void> check_user_exception(const fixture& f, client::session_cli
     protocol::input_stream in(ex->members);
     expect(in.read_string() == "kaboom" && in.ok(), "fail", "Boom.why is not 'kaboom'");
     pass("fail -> ::Demo::Boom(kaboom)");
+}
+
+// A 20,000-byte request sent compressed (bzip2, status 2): the router inflates it and the back
+// end answers the whole name.
+asio::awaitable<void> check_compressed(const fixture& f, client::session_client& s) {
+    const std::string name(20'000, 'z');
+    client::call c = say_hello(f.hello, name);
+    c.compress = true;
+    auto r = co_await s.async_invoke(std::move(c), asio::use_awaitable);
+    expect(r.ok(), "compressed", r.error.message());
+    expect(result_string(r) == "hello " + name, "compressed", "wrong answer to a compressed request");
+    pass("sayHello(20,000 bytes) sent compressed -> answered");
+}
+
+// The call's context reaches the back end only when the router forwards contexts.
+asio::awaitable<void> check_context(const fixture& f, client::session_client& s) {
+    client::call c = say_hello(f.hello, "ctx");
+    c.context = {{"k", "v"}, {"trace", "client-smoke"}};
+    auto r = co_await s.async_invoke(std::move(c), asio::use_awaitable);
+    expect(r.ok(), "context", r.error.message());
+    client::call last{f.hello, "lastContext", client::empty_params()};
+    r = co_await s.async_invoke(std::move(last), asio::use_awaitable);
+    expect(r.ok(), "context", "lastContext: " + r.error.message());
+    std::map<std::string, std::string> seen;
+    const auto ec = client::decode_results(r.encaps, [&](protocol::input_stream& in) {
+        const auto n = in.read_size();
+        for (std::int32_t i = 0; i < n && in.ok(); ++i) {
+            std::string k(in.read_string());
+            seen[k] = std::string(in.read_string());
+        }
+    });
+    expect(!ec, "context", "undecodable lastContext result");
+    const std::map<std::string, std::string> want =
+        f.opt.forward_context ? std::map<std::string, std::string>{{"k", "v"}, {"trace", "client-smoke"}}
+                              : std::map<std::string, std::string>{};
+    expect(seen == want, "context", "the back end saw " + std::to_string(seen.size()) + " context entries");
+    pass(f.opt.forward_context ? "context {k: v, trace: client-smoke} reached the back end"
+                               : "context not forwarded (ForwardContext=0)");
 }
 
 asio::awaitable<void> check_not_exist(const fixture& f, client::session_client& s) {
@@ -430,6 +471,9 @@ asio::awaitable<void> run_all(const fixture& f) {
     co_await check_twoway(f, *s);
     co_await check_user_exception(f, *s);
     co_await check_not_exist(f, *s);
+    co_await check_compressed(f, *s);
+    co_await check_context(f, *s);
+    if (f.opt.forward_context) co_return;  // the context run stops here
     co_await check_oneway(f, *s);
     if (f.opt.callbacks) co_await check_callbacks(f, *s);
     co_await check_many(f, f.opt.sessions);

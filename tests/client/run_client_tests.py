@@ -65,6 +65,10 @@ def main():
         if args.measure:
             results.append(run_smoke("measure", base + ["--router", H.endpoint(main_router.client_port),
                                                         "--measure", str(args.measure)], 300))
+        # Outgoing contexts reach the back end through a router that forwards them.
+        fwd = env.router("forward-context", {"Glacier2.CryptPasswords": env.passwords,
+                                             "Glacier2.Client.ForwardContext": "1"})
+        results.append(run_smoke("context", base + ["--router", H.endpoint(fwd.client_port), "--forward-context"], 60))
         expiry = env.router("expiry", {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "2"},
                             server=False)
         results.append(run_smoke("keepalive", base + ["--router", H.endpoint(expiry.client_port), "--idle", "5"], 60))

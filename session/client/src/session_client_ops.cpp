@@ -5,6 +5,7 @@
 #include "ws_client_stream.hpp"
 
 #include <moraine/client/params.hpp>
+#include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
 
@@ -16,9 +17,16 @@ namespace {
 using clock = std::chrono::steady_clock;
 using protocol::operation_mode;
 
-/// A request message (docs/ice-wire.md §4) with an empty context; `params` is a whole encapsulation.
+/// How a request leaves: its context, and whether it is compressed.
+struct request_options {
+    const protocol::context* context = nullptr;  // null: empty
+    bool compress = false;
+};
+
+/// A request message (docs/ice-wire.md §4); `params` is a whole encapsulation.
 protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view target, std::string_view facet,
-                                      std::string_view operation, operation_mode mode, protocol::byte_view params) {
+                                      std::string_view operation, operation_mode mode, protocol::byte_view params,
+                                      request_options opts = {}) {
     protocol::output_stream out;
     out.start_message(protocol::message_type::request);
     out.write_int(id);
@@ -26,10 +34,12 @@ protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view t
     out.write_facet(facet);
     out.write_string(operation);
     out.write_byte(static_cast<std::uint8_t>(mode));
-    out.write_context({});
+    out.write_context(opts.context ? *opts.context : protocol::context{});
     out.write_bytes(params);
     out.end_message();
-    return out.take();
+    auto message = out.take();
+    if (opts.compress) protocol::compress_for_peer(message);
+    return message;
 }
 
 
@@ -180,10 +190,11 @@ asio::awaitable<error_info> session_client::fetch_session_info() {
 
 asio::awaitable<call_result> session_client::twoway(protocol::identity_view id, std::string_view facet,
                                                     std::string_view operation, operation_mode mode,
-                                                    protocol::byte_view params) {
+                                                    protocol::byte_view params, const call* options) {
     if (phase_ == phase::closed) co_return call_result::failure(not_open());
     const std::int32_t rid = next_request_id();
-    auto msg = request_message(rid, id, facet, operation, mode, params);
+    auto msg = request_message(rid, id, facet, operation, mode, params,
+                               options ? request_options{&options->context, options->compress} : request_options{});
     co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(call_result)>(
         [this, rid, &msg](auto handler) {
             if (auto err = enqueue(std::move(msg))) return complete(std::move(handler), call_result::failure(err));
@@ -222,7 +233,7 @@ asio::awaitable<call_result> session_client::invoke_coro(call c) {
     const auto id = c.target.id.view();
     for (int attempt = 0;; ++attempt) {
         if (auto err = co_await ensure_route(c.target)) co_return call_result::failure(std::move(err));
-        call_result r = co_await twoway(id, c.target.facet, c.operation, c.mode, c.params);
+        call_result r = co_await twoway(id, c.target.facet, c.operation, c.mode, c.params, &c);
         if (!needs_add_proxy(r, id)) co_return r;
         routes_.forget(id);  // the router does not route it (evicted, or a new session): add again,
         if (attempt > 0) co_return r;  // and retry once
@@ -231,7 +242,8 @@ asio::awaitable<call_result> session_client::invoke_coro(call c) {
 
 asio::awaitable<error_info> session_client::oneway_coro(call c) {
     if (auto err = co_await ensure_route(c.target)) co_return err;
-    co_return enqueue(request_message(0, c.target.id.view(), c.target.facet, c.operation, c.mode, c.params));
+    co_return enqueue(request_message(0, c.target.id.view(), c.target.facet, c.operation, c.mode, c.params,
+                                      request_options{&c.context, c.compress}));
 }
 
 asio::awaitable<error_info> session_client::destroy_coro() {

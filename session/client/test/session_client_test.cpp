@@ -2,6 +2,7 @@
 // rarely exercises (timeouts, the ice_add_proxy retry, bad bytes, refused connections).
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
+#include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>
@@ -49,6 +50,8 @@ struct fake_router {
     asio::io_context ioc{1};
     tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
     std::vector<std::string> ops;  // operations received, in order
+    std::vector<int> compression;  // each request's compression status byte, in order
+    std::vector<protocol::context> contexts;  // each request's context, in order
     script answer;
     byte_buffer greeting{protocol::validate_connection_message.begin(), protocol::validate_connection_message.end()};
 
@@ -70,9 +73,21 @@ struct fake_router {
                 std::vector<byte_buffer> out;
                 if (f->header.type == protocol::message_type::close_connection) co_return;
                 if (f->header.type == protocol::message_type::request) {
-                    auto r = protocol::decode_request(f->body());
+                    const auto status = static_cast<int>(f->header.compression);
+                    byte_buffer plain;
+                    auto body = f->body();
+                    if (f->header.compression == protocol::compression_status::compressed) {
+                        auto inflated = protocol::decompress_message(*f, protocol::limits{});
+                        if (!inflated) co_return;
+                        plain = std::move(*inflated);
+                        body = protocol::byte_view(plain).subspan(protocol::header_size);
+                    }
+                    auto r = protocol::decode_request(body);
                     if (!r) co_return;
                     ops.emplace_back(r->operation);
+                    compression.push_back(status);
+                    contexts.emplace_back();
+                    for (auto [k, v] : r->context.entries) contexts.back().emplace_back(std::string(k), std::string(v));
                     const int nth = seen[std::string(r->operation)]++;
                     out = answer ? answer(*r, nth) : std::vector<byte_buffer>{};
                     if (out.empty()) out = router_answers(*r);
@@ -122,6 +137,35 @@ TEST(session_client, open_call_destroy) {
     const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
                                         "sayHello",      "sayHello",             "destroySession"};
     EXPECT_EQ(fr.ops, want) << "addProxies once per identity";
+}
+
+TEST(session_client, calls_carry_their_context_and_compression) {
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int) -> std::vector<byte_buffer> {
+        if (r.operation == "sayHello") return {ok_reply(r.request_id, encode_string_params("hi"))};
+        return {};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+        call big{hello(), "sayHello", encode_string_params(std::string(5000, 'a'))};
+        big.compress = true;
+        big.context = {{"_fwd", "t"}, {"k", "v"}};
+        EXPECT_TRUE((co_await s->async_invoke(std::move(big), asio::use_awaitable)).ok());
+        call small = say_hello();
+        small.compress = true;
+        EXPECT_TRUE((co_await s->async_invoke(std::move(small), asio::use_awaitable)).ok());
+        EXPECT_TRUE((co_await s->async_invoke(say_hello(), asio::use_awaitable)).ok());
+        EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
+    });
+    const std::vector<std::string> want_ops{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
+                                            "sayHello", "sayHello", "sayHello", "destroySession"};
+    ASSERT_EQ(fr.ops, want_ops);
+    // 5,000 bytes: bzip2 (status 2); a small compressed call: status 1; a plain one: 0.
+    EXPECT_EQ(fr.compression[4], 2);
+    EXPECT_EQ(fr.compression[5], 1);
+    EXPECT_EQ(fr.compression[6], 0);
+    EXPECT_EQ(fr.contexts[4], (protocol::context{{"_fwd", "t"}, {"k", "v"}}));
+    EXPECT_TRUE(fr.contexts[5].empty());
 }
 
 TEST(session_client, ice_add_proxy_readds_and_retries_once) {

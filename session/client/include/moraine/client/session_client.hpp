@@ -217,8 +217,10 @@ private:
     asio::awaitable<error_info> ensure_route(const protocol::proxy& target);
     asio::awaitable<call_result> router_call(std::string operation, protocol::operation_mode mode,
                                              protocol::byte_buffer params);
+    /// `options`: the call's context and compression (null for the router's own operations).
     asio::awaitable<call_result> twoway(protocol::identity_view id, std::string_view facet, std::string_view operation,
-                                        protocol::operation_mode mode, protocol::byte_view params);
+                                        protocol::operation_mode mode, protocol::byte_view params,
+                                        const call* options = nullptr);
 
     // Connection (session_client_io.cpp).
     void start_loops(std::shared_ptr<tls_stream> tls);
