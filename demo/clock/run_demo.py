@@ -4,11 +4,21 @@ clock-subscriber with N sessions at 1 tick/s each. Prints the subscriber's live 
 summary, then the router's CPU and memory in steady state (after every session is up).
 
   run_demo.py [--sessions 8000] [--duration 60] [--bin build/bin] [--config conf/moraine.yaml] [--isolated]
+              [--web [--screenshot PATH]]
 
 --isolated runs on free loopback ports (a temporary copy of the config), for tests that must not
 depend on the demo's fixed ports 4063, 4064, 10000 and 10001 being free.
+
+--web: the clock demo in a web page too (demo/web/README.md). Runs demo/web/setup, gives the
+router a ws client endpoint (ws -h 127.0.0.1 -p 4065, in a temporary copy of the config), serves
+the page on http://127.0.0.1:4080/ (demo/web/serve.py) and prints its URL: open it while the
+demo runs and the page is one more session of the router. --isolated: free ports for both.
+--screenshot PATH (implies --web): once the sessions are up, a headless Chromium
+(/usr/bin/chromium, demo/web/screenshot.js) opens the page; near the end of the run, with the
+C++ sessions still up, it saves a PNG of the page to PATH (after at least 3 ticks), and the
+summary reports the page's figures. A page that got fewer than 3 ticks or lost any fails the run.
 """
-import argparse, os, re, resource, signal, socket, subprocess, sys, tempfile, time
+import argparse, json, os, queue, re, resource, signal, socket, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -29,6 +39,8 @@ def rss_kib(pid):
 
 
 DEMO_PORTS = {"client": 4063, "server": 4064, "topic_manager": 10000, "publish": 10001}
+WEB_DIR = os.path.join(ROOT, "demo", "web")
+WEB_PORTS = {"ws": 4065, "http": 4080}  # --web: the router's ws client endpoint, the page's server
 
 
 def free_port():
@@ -37,14 +49,24 @@ def free_port():
         return s.getsockname()[1]
 
 
-def isolated_config(config, tmpdir):
-    """A copy of `config` on free ports, with its password file path made absolute.
-    Returns (path, ports by role)."""
+def demo_config(config, tmpdir, isolated, web_ports=None):
+    """A copy of `config`, with its password file path made absolute: on free ports if isolated;
+    with a ws client endpoint on web_ports["ws"] if web_ports. Returns (path, ports by role)."""
     with open(config) as f:
         text = f.read()
-    ports = {role: free_port() for role in DEMO_PORTS}
-    for role, port in DEMO_PORTS.items():
-        text = text.replace("-p %d\"" % port, "-p %d\"" % ports[role])
+    ports = dict(DEMO_PORTS)
+    if isolated:
+        ports = {role: free_port() for role in DEMO_PORTS}
+        for role, port in DEMO_PORTS.items():
+            text = text.replace("-p %d\"" % port, "-p %d\"" % ports[role])
+    if web_ports:
+        ports.update(web_ports)
+        # The first `endpoints:` of the `client:` section: Ice endpoints, joined with ':'.
+        m = re.search(r'^client:[ \t]*\n(?:[ \t]*(?:#.*)?\n|[ \t]+(?![ \t]|endpoints:).*\n)*?[ \t]+endpoints:[ \t]*"([^"]*)"',
+                      text, re.M)
+        if not m:
+            sys.exit("--web: %s has no client endpoints (a quoted string) to add ws to" % config)
+        text = text[:m.end(1)] + ":ws -h 127.0.0.1 -p %d" % ports["ws"] + text[m.end(1):]
     conf_dir = os.path.dirname(os.path.abspath(config))
     text = re.sub(r"(crypt_passwords:\s*)(\S+)",
                   lambda m: m.group(1) + os.path.join(conf_dir, m.group(2)), text)
@@ -86,8 +108,9 @@ def raise_fd_limit(need):
         sys.exit("need %d open files for %d sessions, the limit is %d (ulimit -n)" % (need, need - 256, soft))
 
 
-def run_subscriber(cmd, router_pid):
+def run_subscriber(cmd, router_pid, on_line=None):
     """Runs clock-subscriber, echoing its output; snapshots the router when all sessions are up.
+    on_line(all_up), if given, is called after each status line (about once a second).
     Returns (returncode, steady-state snapshot dict, ticks counted in steady state)."""
     sub = subprocess.Popen(cmd, stdout=subprocess.PIPE, bufsize=0)
     steady, ticks, line = None, 0, b""
@@ -109,9 +132,136 @@ def run_subscriber(cmd, router_pid):
                 m = re.search(r"ticks/s (\d+)", text)
                 if m:
                     ticks += int(m.group(1))
+            if on_line:
+                on_line(steady is not None)
         return sub.wait(), steady, ticks
     finally:
         stop(sub)
+
+
+class WebDemo:
+    """--web: the page's static server (demo/web/serve.py) and, with --screenshot, the headless
+    Chromium that opens the page (demo/web/screenshot.js, a Node process we start and stop by PID;
+    it starts and kills Chromium itself)."""
+
+    MIN_TICKS = 3
+    TIMEOUT = 30  # screenshot.js: bound of each of its waits (page subscribed, ticks)
+
+    def __init__(self, http_port, ws_port, topic_manager, screenshot, duration):
+        sys.path.insert(0, WEB_DIR)
+        import serve  # demo/web/serve.py
+        try:
+            self.server = serve.WebServer(http_port)
+        except OSError as e:
+            sys.exit("--web: cannot serve the page on 127.0.0.1:%d: %s" % (http_port, e.strerror))
+        self.url = self.server.url("ws -h 127.0.0.1 -p %d" % ws_port, topic_manager)
+        self.screenshot = os.path.abspath(screenshot) if screenshot else None
+        self.duration = duration
+        self.driver = None
+        self.lines = queue.Queue()
+        self.stderr = []
+        self.shoot_at = None
+        self.shot_requested = False
+        self.started = None
+        self.chromium_pid = None  # screenshot.js's browser, leader of its own process group
+
+    def on_line(self, all_up):
+        """Starts the browser once every C++ session is up; asks for the screenshot shortly
+        before the subscriber's run ends, while its sessions are still up."""
+        if not self.screenshot or not all_up:
+            return
+        now = time.monotonic()
+        if self.driver is None:
+            self.start_driver()
+            self.shoot_at = now + max(0.0, self.duration - 2.0)
+        elif not self.shot_requested and now >= self.shoot_at:
+            self.request_shot()
+
+    def start_driver(self):
+        self.started = time.monotonic()
+        cmd = ["node", os.path.join(WEB_DIR, "screenshot.js"), self.url, "--out", self.screenshot,
+               "--min-ticks", str(self.MIN_TICKS), "--timeout", str(self.TIMEOUT), "--wait-stdin"]
+        self.driver = subprocess.Popen(cmd, cwd=WEB_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+        stamped = lambda line: self.lines.put((time.monotonic(), line))  # when each line came
+        for stream, sink in ((self.driver.stdout, stamped), (self.driver.stderr, self.stderr.append)):
+            threading.Thread(target=lambda st=stream, f=sink: [f(l) for l in st], daemon=True).start()
+
+    def request_shot(self):
+        self.shot_requested = True
+        try:
+            self.driver.stdin.write("shot\n")
+            self.driver.stdin.close()
+        except OSError:
+            pass  # the driver is gone: finish() reports it
+
+    def finish(self):
+        """The page's figures (screenshot.js's last JSON line), or None without --screenshot."""
+        if self.driver is None:
+            return None if not self.screenshot else {"ok": False, "error": "the C++ sessions never came up"}
+        if not self.shot_requested:
+            self.request_shot()
+        result, subscribed_at = None, None
+        end = time.monotonic() + 2 * self.TIMEOUT + 10
+        while time.monotonic() < end:
+            try:
+                at, line = self.lines.get(timeout=max(0.1, end - time.monotonic()))
+            except queue.Empty:
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if msg.get("event") == "chromium":
+                self.chromium_pid = msg.get("pid")
+            elif msg.get("event") == "subscribed" and subscribed_at is None:
+                subscribed_at = at - self.started
+            elif "ok" in msg:
+                result = msg
+                break
+        self.stop_driver()
+        if result is None:
+            result = {"ok": False, "error": "no result from screenshot.js (%s)" % "".join(self.stderr[-5:]).strip()}
+        result["subscribed_after_s"] = subscribed_at
+        return result
+
+    def stop_driver(self):
+        """screenshot.js stops its Chromium on SIGTERM; should it have been killed first, its
+        Chromium's process group (which exists only while one of its processes lives) too."""
+        stop(self.driver)
+        while self.chromium_pid is None and not self.lines.empty():
+            _, msg = self.lines.get()
+            if '"chromium"' in msg:
+                self.chromium_pid = json.loads(msg).get("pid")
+        if self.chromium_pid:
+            try:
+                os.killpg(self.chromium_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass  # gone, as it should be
+            self.chromium_pid = None
+
+    def stop(self):
+        self.stop_driver()
+        self.server.stop()
+
+
+def web_summary(r):
+    """The summary line for the page's figures, and whether the page did its job."""
+    ms = lambda v: "-" if v is None else "%.2f ms" % v
+    ok = bool(r.get("ok")) and r.get("ticks", 0) >= WebDemo.MIN_TICKS and r.get("lost", 1) == 0
+    if not r.get("state"):
+        return "web page: FAILED: %s" % r.get("error"), False
+    subscribed = r.get("subscribed_after_s")
+    line = ("web page (Chromium %s, Ice for JavaScript %s over ws, one more session): %s%s; ticks received %d, "
+            "lost %d, %s events/s, latency p50 %s, p99 %s, max %s; screenshot %s"
+            % (r.get("chromium", "?"), r.get("iceVersion", "?"), r["state"],
+               "" if subscribed is None else " %.1f s after the browser started" % subscribed,
+               r.get("ticks", 0), r.get("lost", 0),
+               "-" if r.get("eventsPerSecond") is None else "%.2f" % r["eventsPerSecond"],
+               ms(r.get("p50")), ms(r.get("p99")), ms(r.get("max")), r.get("screenshot")))
+    if not ok:
+        line += "  FAILED (%s)" % (r.get("error") or "fewer than %d ticks or lost ticks" % WebDemo.MIN_TICKS)
+    return line, ok
 
 
 def main():
@@ -121,15 +271,33 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--config", default=os.path.join(ROOT, "conf", "moraine.yaml"))
     ap.add_argument("--isolated", action="store_true", help="use free ports instead of the config's")
+    ap.add_argument("--web", action="store_true",
+                    help="also serve the clock demo web page (a ws endpoint on the router) and print its URL")
+    ap.add_argument("--screenshot", metavar="PATH",
+                    help="(implies --web) a headless Chromium opens the page; save a PNG of it to PATH")
     a = ap.parse_args()
+    a.web = a.web or bool(a.screenshot)
     raise_fd_limit(a.sessions + 256)  # inherited by the router and the subscriber
+    if a.web:
+        setup = subprocess.run(["bash", os.path.join(WEB_DIR, "setup")])
+        if setup.returncode != 0:
+            sys.exit("--web: demo/web/setup failed (exit %d)" % setup.returncode)
 
     tmpdir = tempfile.mkdtemp(prefix="moraine-demo-")
-    config, ports = (isolated_config(a.config, tmpdir) if a.isolated else (a.config, DEMO_PORTS))
+    web_ports = None
+    if a.web:
+        web_ports = {"ws": free_port(), "http": 0} if a.isolated else dict(WEB_PORTS)
+    if a.isolated or a.web:
+        config, ports = demo_config(a.config, tmpdir, a.isolated, web_ports)
+    else:
+        config, ports = a.config, DEMO_PORTS
     tm_endpoint = "tcp -h 127.0.0.1 -p %d" % ports["topic_manager"]
-    router = publisher = None
+    router = publisher = web = None
     try:
         router = subprocess.Popen([os.path.join(a.bin, "moraine-router"), "--config", config])
+        # (Not the ws port: a probe that connects and sends no upgrade request makes the router
+        # log a refused WebSocket. The router binds all its client endpoints before the topic
+        # service's, waited for here.)
         for role in ("client", "topic_manager", "publish"):
             wait_port(ports[role], router)
         time.sleep(0.2)
@@ -139,9 +307,14 @@ def main():
         publisher = subprocess.Popen([os.path.join(a.bin, "clock-publisher"), "--rate", "1",
                                       "--topic-manager", tm_endpoint])
         time.sleep(0.5)
+        if a.web:
+            web = WebDemo(ports["http"], ports["ws"], "IceStorm/TopicManager:" + tm_endpoint, a.screenshot, a.duration)
+            print("web: the clock demo page is at %s" % web.url)
+            print("web: %s" % ("a headless Chromium opens it once the sessions are up" if a.screenshot
+                               else "open it in a browser on this machine while the demo runs"), flush=True)
         cmd = [os.path.join(a.bin, "clock-subscriber"), "--sessions", str(a.sessions), "--duration", str(a.duration),
                "--router", "tcp -h 127.0.0.1 -p %d" % ports["client"], "--topic-manager", tm_endpoint]
-        rc, steady, ticks = run_subscriber(cmd, router.pid)
+        rc, steady, ticks = run_subscriber(cmd, router.pid, web.on_line if web else None)
         end = {"t": time.monotonic(), "cpu": cpu_seconds(router.pid)}
         if steady:
             wall = end["t"] - steady["t"]
@@ -151,8 +324,16 @@ def main():
                   "(%d events); RSS %.1f MiB idle, %.1f MiB with %d sessions = %.0f bytes per session"
                   % (wall, 100.0 * cpu / wall, 1e6 * cpu / max(1, ticks), ticks, rss_idle / 1024.0,
                      steady["rss"] / 1024.0, a.sessions, per_session))
+        page = web.finish() if web else None
+        if page is not None:
+            line, ok = web_summary(page)
+            print(line, flush=True)
+            if not ok:
+                rc = rc or 1
         return rc
     finally:
+        if web:
+            web.stop()
         stop(publisher)
         stop(router)
         for name in os.listdir(tmpdir):
