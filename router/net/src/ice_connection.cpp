@@ -117,8 +117,8 @@ asio::awaitable<void> ice_connection::accept_handshakes() {
         if (closed_) co_return;
         if (ec) {
             // Worth a line: a browser or proxy misconfigured in front of the router shows here.
-            spdlog::info("WebSocket connection from {} refused: {}", transport_.ws().peer(), why);
-            close(why);
+            if (!why.empty()) spdlog::info("WebSocket connection from {} refused: {}", transport_.ws().peer(), why);
+            close(why.empty() ? std::string("peer closed before its WebSocket upgrade") : why);
             co_return;
         }
     }

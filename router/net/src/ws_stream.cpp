@@ -44,6 +44,10 @@ asio::awaitable<error_code> accept_on(Ws& ws, beast::flat_buffer& in, std::strin
     http::request_parser<http::empty_body> parser;
     parser.header_limit(upgrade_head_max);
     auto [ec, n] = co_await http::async_read(ws.next_layer(), in, parser, nothrow_awaitable);
+    if (ec == http::error::end_of_stream || ec == asio::error::eof) {
+        why.clear();  // closed before a request: a port probe or health check, nothing to log
+        co_return ec;
+    }
     if (ec) {
         why = "bad WebSocket upgrade request: " + ec.message();
         co_return ec;

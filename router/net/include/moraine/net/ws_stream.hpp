@@ -41,7 +41,8 @@ public:
         does), and answers 101 with the protocol line only when the request had one. A bad
         request (no key, version not 13, not an upgrade) gets Beast's HTTP error answer.
         Not bounded in time: the caller's deadline closes the socket.
-        @return the error, and in `why` a sentence for the log when refused. */
+        @return the error, and in `why` a sentence for the log when refused (empty when the
+        peer closed before sending a request: a port probe). */
     asio::awaitable<boost::system::error_code> accept(std::string& why);
 
     /// Client side: the upgrade to `host`:`port` for `resource` ("/" when empty), asking for
