@@ -71,6 +71,31 @@ struct ws_pair : ::testing::Test {
         ASSERT_TRUE(io.stopped()) << "timed out";
     }
 
+    // The upgrade succeeds.
+    static asio::awaitable<void> accept_ok(ws_stream& server) {
+        std::string why;
+        const error_code ec = co_await server.accept(why);
+        EXPECT_FALSE(ec) << why;
+    }
+
+    // A raw client upgrades, sends `bytes` and hangs up (Beast's close handshake after a bad
+    // frame waits for the peer's EOF). @return the error of the server's read.
+    error_code read_error_after(ws_stream& server, const std::vector<std::uint8_t>& bytes) {
+        error_code ec;
+        spawn([&]() -> asio::awaitable<void> {
+            co_await accept_ok(server);
+            ec = (co_await server.read()).first;
+        });
+        std::thread raw([&] {
+            raw_upgrade(upgrade_head + "\r\n");
+            asio::write(client, asio::buffer(bytes));
+            client.shutdown(tcp::socket::shutdown_send);
+        });
+        run();
+        raw.join();
+        return ec;
+    }
+
     // Raw client: writes `text`, then reads the HTTP answer head.
     std::string raw_upgrade(const std::string& text) {
         asio::write(client, asio::buffer(text));
@@ -87,8 +112,7 @@ TEST_F(ws_pair, ice_peers_exchange_messages_one_frame_each) {
     const auto head = bytes_of(14, 3), tail = bytes_of(70'000, 5), answer = bytes_of(300, 7);
     std::vector<std::byte> got_by_server, got_by_client;
     spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
+        co_await accept_ok(server);
         auto [ec, data] = co_await server.read();
         EXPECT_FALSE(ec) << ec.message();
         got_by_server.assign(data.begin(), data.end());
@@ -111,8 +135,7 @@ TEST_F(ws_pair, ice_peers_exchange_messages_one_frame_each) {
 TEST_F(ws_pair, answer_names_the_ice_protocol_only_when_asked) {
     ws_stream server(std::move(server_socket));
     spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
+        co_await accept_ok(server);
     });
     std::string head;
     std::thread raw([&] { head = raw_upgrade(upgrade_head + "Sec-WebSocket-Protocol: ice.zeroc.com\r\n\r\n"); });
@@ -129,8 +152,7 @@ TEST_F(ws_pair, answer_names_the_ice_protocol_only_when_asked) {
 TEST_F(ws_pair, request_without_protocol_is_accepted_without_protocol_line) {
     ws_stream server(std::move(server_socket));
     spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
+        co_await accept_ok(server);
     });
     std::string head;
     std::thread raw([&] { head = raw_upgrade(upgrade_head + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"); });
@@ -175,8 +197,7 @@ TEST_F(ws_pair, a_request_that_is_not_an_upgrade_is_refused) {
 TEST_F(ws_pair, server_frames_are_unmasked_binary_with_minimal_length) {
     ws_stream server(std::move(server_socket));
     spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
+        co_await accept_ok(server);
         const auto a = bytes_of(336), b = bytes_of(70'036);
         EXPECT_FALSE(co_await server.write(asio::buffer(a), asio::const_buffer()));
         EXPECT_FALSE(co_await server.write(asio::buffer(b.data(), 36), asio::buffer(b.data() + 36, b.size() - 36)));
@@ -200,8 +221,7 @@ TEST_F(ws_pair, a_message_split_over_a_continuation_frame_is_read_whole) {
     const auto message = bytes_of(61, 9);
     std::vector<std::byte> got;
     spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
+        co_await accept_ok(server);
         auto [ec, data] = co_await server.read();
         EXPECT_FALSE(ec) << ec.message();
         got.assign(data.begin(), data.end());
@@ -218,59 +238,22 @@ TEST_F(ws_pair, a_message_split_over_a_continuation_frame_is_read_whole) {
 
 TEST_F(ws_pair, a_text_frame_fails_the_read) {
     ws_stream server(std::move(server_socket));
-    error_code ec;
-    spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
-        ec = (co_await server.read()).first;
-    });
     const std::string text = "IceP but text";
-    std::thread raw([&] {
-        raw_upgrade(upgrade_head + "\r\n");
-        asio::write(client, asio::buffer(client_frame(0x1, true, {reinterpret_cast<const std::byte*>(text.data()),
-                                                                  reinterpret_cast<const std::byte*>(text.data()) + text.size()})));
-    });
-    run();
-    raw.join();
-    EXPECT_EQ(ec, boost::system::errc::protocol_error);
+    const std::vector<std::byte> payload(reinterpret_cast<const std::byte*>(text.data()),
+                                         reinterpret_cast<const std::byte*>(text.data()) + text.size());
+    EXPECT_EQ(read_error_after(server, client_frame(0x1, true, payload)), boost::system::errc::protocol_error);
 }
 
 TEST_F(ws_pair, a_message_over_the_limit_fails_the_read) {
     ws_stream server(std::move(server_socket));
     server.read_limit(100);
-    error_code ec;
-    spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
-        ec = (co_await server.read()).first;
-    });
-    std::thread raw([&] {
-        raw_upgrade(upgrade_head + "\r\n");
-        asio::write(client, asio::buffer(client_frame(0x2, true, bytes_of(200))));
-        client.shutdown(tcp::socket::shutdown_send);  // Beast's close handshake waits for the peer's EOF
-    });
-    run();
-    raw.join();
-    EXPECT_EQ(ec, boost::beast::websocket::error::message_too_big);
+    EXPECT_EQ(read_error_after(server, client_frame(0x2, true, bytes_of(200))),
+              boost::beast::websocket::error::message_too_big);
 }
 
 TEST_F(ws_pair, an_unmasked_client_frame_fails_the_read) {
     ws_stream server(std::move(server_socket));
-    error_code ec;
-    spawn([&]() -> asio::awaitable<void> {
-        std::string why;
-        EXPECT_FALSE(co_await server.accept(why)) << why;
-        ec = (co_await server.read()).first;
-    });
-    std::thread raw([&] {
-        raw_upgrade(upgrade_head + "\r\n");
-        const std::array<std::uint8_t, 4> unmasked{0x82, 0x02, 0x49, 0x63};
-        asio::write(client, asio::buffer(unmasked));
-        client.shutdown(tcp::socket::shutdown_send);
-    });
-    run();
-    raw.join();
-    EXPECT_TRUE(ec);
+    EXPECT_TRUE(read_error_after(server, {0x82, 0x02, 0x49, 0x63}));
 }
 
 }  // namespace

@@ -91,20 +91,24 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
     return {};
 }
 
-// Two write loops, tcp and TLS, so that a tcp session's coroutine frame holds nothing for TLS;
-// what they share is in gather() and on_written().
+// A write loop per transport (tcp, TLS, ws), so that a tcp session's coroutine frame holds
+// nothing for the others; what they share is in await_output(), gather() and on_written().
+
+asio::awaitable<bool> session_client::await_output() {
+    while (phase_ != phase::closed) {
+        if (!out_.empty()) co_return true;
+        if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
+            close(error_info{});
+            co_return false;
+        }
+        co_await wakeup_.async_wait(nothrow_awaitable);
+    }
+    co_return false;
+}
 
 asio::awaitable<void> session_client::write_loop() {
     std::vector<asio::const_buffer> batch;
-    while (phase_ != phase::closed) {
-        if (out_.empty()) {
-            if (close_after_flush_) {
-                close(error_info{});
-                co_return;
-            }
-            co_await wakeup_.async_wait(nothrow_awaitable);
-            continue;
-        }
+    while (co_await await_output()) {
         const std::size_t n = gather(batch);
         auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
         if (!on_written(ec, n)) co_return;
@@ -113,15 +117,7 @@ asio::awaitable<void> session_client::write_loop() {
 
 asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls) {
     std::vector<asio::const_buffer> batch;
-    while (phase_ != phase::closed) {
-        if (out_.empty()) {
-            if (close_after_flush_) {  // no close_notify: the close connection message ends the stream
-                close(error_info{});
-                co_return;
-            }
-            co_await wakeup_.async_wait(nothrow_awaitable);
-            continue;
-        }
+    while (co_await await_output()) {
         const std::size_t n = gather(batch);
         // asio's ssl::stream packs up to 8 KiB of small messages into one TLS record.
         auto [ec, written] = co_await asio::async_write(tls->stream, batch, nothrow_awaitable);
@@ -136,15 +132,7 @@ void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
 }
 
 asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws) {
-    while (phase_ != phase::closed) {
-        if (out_.empty()) {
-            if (close_after_flush_) {
-                close(error_info{});
-                co_return;
-            }
-            co_await wakeup_.async_wait(nothrow_awaitable);
-            continue;
-        }
+    while (co_await await_output()) {
         // One frame per message; out_ may grow during the write, but out_[0]'s bytes stay put.
         const auto ec = co_await ws->write(asio::buffer(out_.front()));
         if (!on_written(ec, 1)) co_return;

@@ -231,6 +231,9 @@ private:
     void start_ws_loops(std::shared_ptr<ws_client_stream> ws);
     asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws);
     asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws);
+    /// Waits until something is queued: true; false once closed (closing first when a close
+    /// was asked for and everything queued has been written).
+    asio::awaitable<bool> await_output();
     std::size_t gather(std::vector<asio::const_buffer>& batch) const;
     bool on_written(const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;
