@@ -56,19 +56,13 @@ def secure_call_ms(env, router):
 
 
 def closed_without_a_byte(sock, deadline):
-    sock.settimeout(max(0.01, deadline - time.monotonic()))
-    try:
-        data = sock.recv(4096)
-    except socket.timeout:
-        return False, "still open"
-    except (ConnectionResetError, BrokenPipeError):
-        return True, "reset"
-    if not data:
-        return True, "closed"
-    if data.startswith(b"IceP"):
-        return False, "got an Ice message"
-    # A TLS alert (record type 21) before the close is allowed; anything else is not.
-    return (data[0] == 21, "alert" if data[0] == 21 else "got %r" % data[:8])
+    """True if the router closes sock by deadline having sent at most a TLS alert (record type
+    21): never an Ice message."""
+    def bad(data):
+        if data.startswith(b"IceP"):
+            return "got an Ice message"
+        return None if data[0] == 21 else "got %r" % data[:8]
+    return H.wait_closed(sock, deadline, bad)
 
 
 def main():
@@ -105,12 +99,7 @@ def main():
     finally:
         for s in locals().get("stalled", []):
             s.close()
-        unclean = env.close(ok)
-    for name, status, tail in unclean:
-        ok = False
-        print("FAIL tls_handshake: %s did not shut down cleanly (status %s)%s" % (name, status, tail))
-    print("PASS tls_handshake" if ok else "logs in %s" % env.dir)
-    return 0 if ok else 1
+    return env.finish("tls_handshake", ok)
 
 
 if __name__ == "__main__":

@@ -195,6 +195,25 @@ class RawConn:
             self.sock.close()
 
 
+def wait_closed(sock, deadline, bad):
+    """Reads sock until the peer closes it or time.monotonic() passes deadline. bad(data)
+    returns why a chunk must not have been sent (e.g. an Ice message), or None to read on.
+    Returns (closed, what): (True, "closed" | "reset") or (False, "still open" | bad's reason)."""
+    while True:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            return False, "still open"
+        except (ConnectionResetError, BrokenPipeError):
+            return True, "reset"
+        if not data:
+            return True, "closed"
+        reason = bad(data)
+        if reason:
+            return False, reason
+
+
 # ---------------------------------------------------------------------------------------------
 # WebSocket (RFC 6455) endpoints: Ice's ws/wss transports (docs: IceWS, sub-protocol
 # "ice.zeroc.com", one Ice message per binary frame)
@@ -568,6 +587,16 @@ class Env:
         for k, v in self.client_properties(router, extra).items():
             init.properties.setProperty(k, v)
         return Ice.initialize(init)
+
+    def finish(self, name, ok):
+        """The end of a stand-alone test (tests/hostile): stops every child (close), prints a
+        FAIL line per router that did not shut down cleanly, then PASS name or where the logs
+        are. Returns the exit code: 0 if ok and everything shut down cleanly, else 1."""
+        for proc_name, status, tail in self.close(ok):
+            ok = False
+            print("FAIL %s: %s did not shut down cleanly (status %s)%s" % (name, proc_name, status, tail))
+        print("PASS %s" % name if ok else "logs in %s" % self.dir)
+        return 0 if ok else 1
 
     def close(self, success):
         """Stops every child. Returns the moraine-router processes that did not shut down cleanly

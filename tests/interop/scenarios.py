@@ -134,6 +134,15 @@ class CallbackI(Demo.Callback):
             return self._cond.wait_for(lambda: msg in self.got, timeout)
 
 
+def callbacks_arrive(hello, cb, servant, tag):
+    """The back end calls cb back twoway (callMeBack) and oneway (callMeBackOneway); both must
+    arrive at servant. tag names the transport in the messages and in a failure."""
+    hello.callMeBack(cb, "ring-" + tag)
+    check(servant.wait_for("ring-" + tag), "twoway callback over %s not received (got %s)" % (tag, servant.got))
+    hello.callMeBackOneway(cb, "knock-" + tag)
+    check(servant.wait_for("knock-" + tag), "oneway callback over %s not received (got %s)" % (tag, servant.got))
+
+
 def callback_adapter(ic, prx, servant, name="cb"):
     """createObjectAdapterWithRouter + a servant in the session's category."""
     category = prx.getCategoryForClient()

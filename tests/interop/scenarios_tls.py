@@ -21,7 +21,7 @@ import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402
 import tls_certs  # noqa: E402
 from harness import Demo, Failure, check
-from scenarios import CallbackI, callback_adapter, expect_raises, recorder, router_prx, scenario, short
+from scenarios import CallbackI, callback_adapter, callbacks_arrive, expect_raises, recorder, router_prx, scenario, short
 
 SESSION_TIMEOUT = 30
 
@@ -352,10 +352,7 @@ def tls_callback(env):
         servant = CallbackI()
         cb = callback_adapter(ic, prx, servant)
         check_ssl_endpoints(cb, router.server_port, "callback proxy")
-        hello.callMeBack(cb, "ring-tls")
-        check(servant.wait_for("ring-tls"), "twoway callback over TLS not received (got %s)" % servant.got)
-        hello.callMeBackOneway(cb, "ring-tls-oneway")
-        check(servant.wait_for("ring-tls-oneway"), "oneway callback over TLS not received (got %s)" % servant.got)
+        callbacks_arrive(hello, cb, servant, "TLS")
 
 
 @scenario
