@@ -56,7 +56,8 @@ struct tls_config {
     /// below; TLS 1.3 suites are not affected. Empty = OpenSSL's default.
     std::string ciphers;
     /// Moraine.TLS.HandshakeTimeout / tls.handshake_timeout_ms: milliseconds an accepted or
-    /// outgoing connection has to finish its TLS handshake before it is closed; must be > 0.
+    /// outgoing connection has to finish its TLS handshake before it is closed; an accepted ws
+    /// or wss connection its WebSocket upgrade too (with or without TLS); must be > 0.
     int handshake_timeout_ms = 10000;
 };
 
