@@ -14,11 +14,14 @@ router a ws client endpoint (ws -h 127.0.0.1 -p 4065, in a temporary copy of the
 the page on http://127.0.0.1:4080/ (demo/web/serve.py) and prints its URL: open it while the
 demo runs and the page is one more session of the router. --isolated: free ports for both.
 --screenshot PATH (implies --web): once the sessions are up, a headless Chromium
-(/usr/bin/chromium, demo/web/screenshot.js) opens the page; near the end of the run, with the
-C++ sessions still up, it saves a PNG of the page to PATH (after at least 3 ticks), and the
-summary reports the page's figures. A page that got fewer than 3 ticks or lost any fails the run.
+(/usr/bin/chromium, demo/web/screenshot.js) opens the page; about 5 s before the end of the run,
+with the C++ sessions still up, it saves a PNG of the page to PATH (after at least 3 ticks), and
+the summary reports the page's figures. A page that got fewer than 3 ticks or lost any fails the run.
+With --web the page also shows, beside its own figures, the C++ sessions running at the same time
+in the same router: the latest status line of clock-subscriber and the router's CPU and RSS,
+which this script keeps in a DemoStatus that serve.py answers GET /demo-status with.
 """
-import argparse, json, os, queue, re, resource, signal, socket, subprocess, sys, tempfile, threading, time
+import argparse, collections, json, os, queue, re, resource, signal, socket, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -108,9 +111,81 @@ def raise_fd_limit(need):
         sys.exit("need %d open files for %d sessions, the limit is %d (ulimit -n)" % (need, need - 256, soft))
 
 
-def run_subscriber(cmd, router_pid, on_line=None):
+# clock-subscriber's status line, once a second (clock_subscriber.cpp, print_status): ticks/s and
+# p50/p99 are of its last second, lost is since the start. Its final status line, printed at once
+# after the last one and without a '\r', is read as part of that line: the first match is kept
+# (the final one covers a fraction of a second).
+STATUS_LINE = re.compile(r"([\d.]+)s  sessions up (\d+) \(failed (\d+), dropped (\d+)\)  ticks/s (\d+)  "
+                         r"lost (\d+)  p50 ([\d.]+) ms  p99 ([\d.]+) ms")
+
+
+class DemoStatus:
+    """The latest figures of the C++ sessions (clock-subscriber's last status line) and of the
+    router (CPU share and RSS, read from /proc when that line came), for the web page: serve.py
+    answers GET /demo-status with snapshot(). update() runs in the thread reading the subscriber,
+    snapshot() in the server's; a lock keeps each snapshot whole."""
+
+    CPU_WINDOW = 5  # status lines (about seconds) the router's CPU share and CPU per event cover
+
+    def __init__(self, sessions, router_pid, rss_idle_kib):
+        self.lock = threading.Lock()
+        self.router_pid = router_pid
+        self.rss_idle_kib = rss_idle_kib
+        self.samples = collections.deque(maxlen=self.CPU_WINDOW + 1)  # (monotonic, router CPU s, ticks)
+        self.updated = None
+        self.data = {"sessions": sessions, "phase": "starting", "sessions_up": 0, "failed": 0, "dropped": 0,
+                     "ticks_per_s": None, "lost": 0, "p50_ms": None, "p99_ms": None, "elapsed_s": None,
+                     "router": None}
+
+    def router_figures(self, ticks, up):
+        now = time.monotonic()
+        try:
+            cpu, rss = cpu_seconds(self.router_pid), rss_kib(self.router_pid)
+        except OSError:
+            return None  # the router is gone
+        self.samples.append((now, cpu, ticks))
+        t0, cpu0, _ = self.samples[0]
+        events = sum(s[2] for s in list(self.samples)[1:])
+        r = {"rss_mib": round(rss / 1024.0, 1), "rss_idle_mib": round(self.rss_idle_kib / 1024.0, 1),
+             "rss_per_session_bytes": round((rss - self.rss_idle_kib) * 1024.0 / up) if up else None,
+             "cpu_percent": None, "cpu_us_per_event": None, "cpu_window_s": None}
+        if now - t0 >= 0.5:
+            r["cpu_percent"] = round(100.0 * (cpu - cpu0) / (now - t0), 1)
+            r["cpu_window_s"] = round(now - t0, 1)
+            if events > 0:
+                r["cpu_us_per_event"] = round(1e6 * (cpu - cpu0) / events, 2)
+        return r
+
+    def update(self, text, all_up):
+        """Takes a line of clock-subscriber's output; ignores all but status lines."""
+        m = STATUS_LINE.search(text)
+        if not m:
+            return
+        elapsed, up, failed, dropped, ticks, lost = (float(m.group(1)),) + tuple(int(g) for g in m.groups()[1:6])
+        p50, p99 = float(m.group(7)), float(m.group(8))
+        router = self.router_figures(ticks, up)
+        with self.lock:
+            self.updated = time.monotonic()
+            self.data.update({"phase": "up" if all_up else "opening", "elapsed_s": elapsed, "sessions_up": up,
+                              "failed": failed, "dropped": dropped, "ticks_per_s": ticks, "lost": lost,
+                              "p50_ms": p50 if ticks else None, "p99_ms": p99 if ticks else None,
+                              "router": router})
+
+    def finished(self):
+        with self.lock:
+            self.data["phase"] = "finished"
+
+    def snapshot(self):
+        with self.lock:
+            d = json.loads(json.dumps(self.data))  # a deep copy
+            d["age_s"] = None if self.updated is None else round(time.monotonic() - self.updated, 2)
+        return d
+
+
+def run_subscriber(cmd, router_pid, on_line=None, status=None):
     """Runs clock-subscriber, echoing its output; snapshots the router when all sessions are up.
-    on_line(all_up), if given, is called after each status line (about once a second).
+    on_line(all_up), if given, is called after each status line (about once a second); status,
+    a DemoStatus, if given, takes each line.
     Returns (returncode, steady-state snapshot dict, ticks counted in steady state)."""
     sub = subprocess.Popen(cmd, stdout=subprocess.PIPE, bufsize=0)
     steady, ticks, line = None, 0, b""
@@ -132,9 +207,14 @@ def run_subscriber(cmd, router_pid, on_line=None):
                 m = re.search(r"ticks/s (\d+)", text)
                 if m:
                     ticks += int(m.group(1))
+            if status:
+                status.update(text, steady is not None)
             if on_line:
                 on_line(steady is not None)
-        return sub.wait(), steady, ticks
+        rc = sub.wait()
+        if status:
+            status.finished()
+        return rc, steady, ticks
     finally:
         stop(sub)
 
@@ -146,12 +226,16 @@ class WebDemo:
 
     MIN_TICKS = 3
     TIMEOUT = 30  # screenshot.js: bound of each of its waits (page subscribed, ticks)
+    # The shot is asked for this many seconds before the subscriber's run ends: screenshot.js
+    # then waits for the page's next rendering (1.1 s) and shoots, and the page's panel of the
+    # C++ sessions (polled each second) must still show them live, not finished.
+    SHOT_MARGIN = 5.0
 
-    def __init__(self, http_port, ws_port, topic_manager, screenshot, duration):
+    def __init__(self, http_port, ws_port, topic_manager, screenshot, duration, status):
         sys.path.insert(0, WEB_DIR)
         import serve  # demo/web/serve.py
         try:
-            self.server = serve.WebServer(http_port)
+            self.server = serve.WebServer(http_port, status=status)
         except OSError as e:
             sys.exit("--web: cannot serve the page on 127.0.0.1:%d: %s" % (http_port, e.strerror))
         self.url = self.server.url("ws -h 127.0.0.1 -p %d" % ws_port, topic_manager)
@@ -173,7 +257,7 @@ class WebDemo:
         now = time.monotonic()
         if self.driver is None:
             self.start_driver()
-            self.shoot_at = now + max(0.0, self.duration - 2.0)
+            self.shoot_at = now + max(0.0, self.duration - self.SHOT_MARGIN)
         elif not self.shot_requested and now >= self.shoot_at:
             self.request_shot()
 
@@ -259,6 +343,13 @@ def web_summary(r):
                r.get("ticks", 0), r.get("lost", 0),
                "-" if r.get("eventsPerSecond") is None else "%.2f" % r["eventsPerSecond"],
                ms(r.get("p50")), ms(r.get("p99")), ms(r.get("max")), r.get("screenshot")))
+    beside = r.get("beside")
+    if beside:  # what the page's panel of the C++ sessions (GET /demo-status) showed in the screenshot
+        line += ("; beside it, the page showed the C++ sessions %s: %s up, %s ticks/s, lost %s, p50 %s, p99 %s"
+                 % ("live" if beside.get("phase") == "up" else beside.get("phase"), beside.get("sessions_up"),
+                    beside.get("ticks_per_s"), beside.get("lost"), ms(beside.get("p50_ms")), ms(beside.get("p99_ms"))))
+    else:
+        line += "; the page showed no C++ sessions panel"
     if not ok:
         line += "  FAILED (%s)" % (r.get("error") or "fewer than %d ticks or lost ticks" % WebDemo.MIN_TICKS)
     return line, ok
@@ -307,14 +398,17 @@ def main():
         publisher = subprocess.Popen([os.path.join(a.bin, "clock-publisher"), "--rate", "1",
                                       "--topic-manager", tm_endpoint])
         time.sleep(0.5)
+        status = None
         if a.web:
-            web = WebDemo(ports["http"], ports["ws"], "IceStorm/TopicManager:" + tm_endpoint, a.screenshot, a.duration)
+            status = DemoStatus(a.sessions, router.pid, rss_idle)  # the page's GET /demo-status
+            web = WebDemo(ports["http"], ports["ws"], "IceStorm/TopicManager:" + tm_endpoint, a.screenshot, a.duration,
+                          status)
             print("web: the clock demo page is at %s" % web.url)
             print("web: %s" % ("a headless Chromium opens it once the sessions are up" if a.screenshot
                                else "open it in a browser on this machine while the demo runs"), flush=True)
         cmd = [os.path.join(a.bin, "clock-subscriber"), "--sessions", str(a.sessions), "--duration", str(a.duration),
                "--router", "tcp -h 127.0.0.1 -p %d" % ports["client"], "--topic-manager", tm_endpoint]
-        rc, steady, ticks = run_subscriber(cmd, router.pid, web.on_line if web else None)
+        rc, steady, ticks = run_subscriber(cmd, router.pid, web.on_line if web else None, status)
         end = {"t": time.monotonic(), "cpu": cpu_seconds(router.pid)}
         if steady:
             wall = end["t"] - steady["t"]

@@ -8,6 +8,12 @@
 // the last tick's time, ticks received, events/s, lost ticks (gaps in the ticks' sequence
 // numbers), latency p50/p99 and the session state.
 //
+// Beside them, the panel "Beside this page": the C++ clock-subscriber sessions running at the same
+// time in the same router (sessions up, their ticks/s, lost, p50/p99 of their last second) and
+// the router's CPU share and RSS, from GET /demo-status, polled each second (demo/web/serve.py
+// answers it when demo/clock/run_demo.py --web serves the page). Without it (404, or the page
+// served otherwise) the panel is hidden.
+//
 // Query parameters (all optional):
 //   router    the router's endpoint, e.g. "ws -h 127.0.0.1 -p 4065", or a whole router proxy
 //             ("Glacier2/router:ws -h 127.0.0.1 -p 4065"); default ws on this page's host, port 4065
@@ -59,6 +65,7 @@
         sessions: 0,            // sessions opened by this page (more than 1 after a reconnection)
         iceVersion: typeof Ice !== "undefined" ? Ice.stringVersion() : null,
         clockSync: null,        // { monoToWallMs } from GET /clock, or null if unavailable
+        beside: null,           // the last GET /demo-status (the C++ sessions, the router), or null
     };
 
     const latencies = [];       // ms, one per tick
@@ -285,10 +292,63 @@
         setState("closed", "session destroyed");
     };
 
+    // -- the C++ sessions beside the page -------------------------------------------------------
+
+    let besidePending = false;
+
+    async function pollBeside() {
+        if (besidePending) {
+            return;
+        }
+        besidePending = true;
+        try {
+            const r = await fetch("demo-status", { cache: "no-store" });
+            demo.beside = r.ok ? await r.json() : null;
+        } catch (e) {
+            demo.beside = null;     // no such endpoint, or the demo has stopped serving
+        } finally {
+            besidePending = false;
+        }
+        renderBeside();
+    }
+
     // -- rendering -----------------------------------------------------------------------------
 
     const el = id => document.getElementById(id);
     const ms = v => v === null ? "–" : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0);
+
+    const count = v => v === null || v === undefined ? "–" : v.toLocaleString("en-US");
+
+    function renderBeside() {
+        const b = demo.beside;
+        el("beside").hidden = b === null;
+        if (b === null) {
+            return;
+        }
+        const r = b.router || {};
+        const phase = b.phase === "up" && b.age_s !== null && b.age_s > 3 ? "stale"
+            : b.phase === "up" ? "up" : b.phase;
+        el("b-phase").textContent = { up: "live", opening: "opening sessions", starting: "starting",
+                                      finished: "finished", stale: "no news for " + Math.round(b.age_s) + " s" }[phase] || phase;
+        el("b-phase").className = "tag " + phase;
+        el("b-sessions").textContent = count(b.sessions);
+        el("b-up").textContent = count(b.sessions_up);
+        el("b-up-note").textContent = "of " + count(b.sessions) + " · " + count(b.failed) + " failed · " +
+            count(b.dropped) + " dropped";
+        el("b-rate").textContent = count(b.ticks_per_s);
+        el("b-lost").textContent = count(b.lost);
+        el("b-lost").parentElement.classList.toggle("bad", b.lost > 0);
+        el("b-p50").textContent = b.p50_ms === null ? "–" : ms(b.p50_ms);
+        el("b-p99").textContent = b.p99_ms === null ? "–" : ms(b.p99_ms);
+        el("b-cpu").textContent = r.cpu_percent === null || r.cpu_percent === undefined ? "–" : r.cpu_percent.toFixed(1);
+        el("b-cpu-note").textContent = r.cpu_us_per_event === null || r.cpu_us_per_event === undefined
+            ? "over the last " + (r.cpu_window_s ? r.cpu_window_s.toFixed(0) + " s" : "seconds")
+            : r.cpu_us_per_event.toFixed(1) + " µs CPU per delivered event, last " + r.cpu_window_s.toFixed(0) + " s";
+        el("b-rss").textContent = r.rss_mib === undefined ? "–" : r.rss_mib.toFixed(0);
+        el("b-rss-note").textContent = r.rss_mib === undefined ? "" : r.rss_per_session_bytes
+            ? (r.rss_per_session_bytes / 1024).toFixed(1) + " KiB per session above idle (" + r.rss_idle_mib.toFixed(0) + " MiB)"
+            : "idle " + r.rss_idle_mib.toFixed(0) + " MiB";
+    }
 
     function render() {
         el("last-time").textContent = demo.lastTime || "–";
@@ -332,9 +392,11 @@
     const boot = () => {
         render();
         syncClock().then(start);
+        pollBeside();
         setInterval(() => {
             updateFigures();
             render();
+            pollBeside();
         }, 1000);
         setInterval(syncClock, 30000);  // follows the wall clock if NTP steps it
     };

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Opens the web clock demo page in Debian's headless Chromium, takes a PNG screenshot of it and
-// prints the page's figures (window.clockDemo) as one JSON line on stdout.
+// Opens the web clock demo page in Debian's headless Chromium, takes a PNG screenshot of it (the
+// whole page) and prints the page's figures (window.clockDemo) as one JSON line on stdout.
 //
 //   node screenshot.js URL --out PATH [--min-ticks 3] [--timeout 30] [--wait-stdin]
 //                          [--chromium /usr/bin/chromium]
@@ -172,7 +172,8 @@ const figures = () => {
     return d ? { state: d.state, detail: d.detail, error: d.error, ticks: d.ticks, lost: d.lost,
                  malformed: d.malformed, eventsPerSecond: d.eventsPerSecond, p50: d.p50, p99: d.p99,
                  max: d.max, lastTime: d.lastTime, lastSeq: d.lastSeq, subscriber: d.subscriber,
-                 sessions: d.sessions, iceVersion: d.iceVersion, clockSync: d.clockSync } : null;
+                 sessions: d.sessions, iceVersion: d.iceVersion, clockSync: d.clockSync,
+                 beside: d.beside } : null;
 };
 
 async function main() {
@@ -208,7 +209,7 @@ async function main() {
         const enough = await waitFor(n => window.clockDemo && window.clockDemo.ticks >= n, opts.minTicks);
         await page.waitForTimeout(1100);  // one more rendering of the figures (each second)
         fs.mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
-        await page.screenshot({ path: opts.out, timeout: 10000 });
+        await page.screenshot({ path: opts.out, timeout: 10000, fullPage: true });
         const f = await page.evaluate(figures);
         result = Object.assign({ ok: enough && f !== null && f.state === "subscribed", screenshot: opts.out },
                                f || {}, { pageErrors: errors, chromium: browser.version() });

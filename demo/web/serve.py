@@ -5,7 +5,10 @@ It serves exactly the page's files, nothing else (no directory listing, no other
 repository): index.html, clock.js, generated/Clock.js (demo/web/setup makes it) and the npm
 `ice` package's browser builds Ice.js, Glacier2.js and IceStorm.js (with their source maps);
 and GET /clock: {"monotonic_ns": N}, this machine's CLOCK_MONOTONIC, the clock the publisher
-stamps its ticks with, so that the page can measure latency (see clock.js).
+stamps its ticks with, so that the page can measure latency (see clock.js). Given a status
+object (demo/clock/run_demo.py --web gives its DemoStatus), also GET /demo-status: its
+snapshot() as JSON, the C++ sessions running beside the page and the router's CPU and RSS, which
+the page shows in its panel "Beside this page"; without one, 404 (the page then hides it).
 
 Used by demo/clock/run_demo.py --web. Alone, for a router that is already running:
   python3 demo/web/serve.py [--port 4080] [--router "ws -h 127.0.0.1 -p 4065"] [--tm PROXY]
@@ -47,6 +50,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             mono, real = time.monotonic_ns(), time.time_ns()
             body = json.dumps({"monotonic_ns": str(mono), "realtime_ns": str(real)}).encode()
             return self.send_body(200, "application/json", body, head)
+        if path == "/demo-status" and self.server.demo_status is not None:
+            body = json.dumps(self.server.demo_status.snapshot()).encode()
+            return self.send_body(200, "application/json", body, head)
         rel = FILES.get(path)
         if rel is None:
             return self.send_body(404, "text/plain; charset=utf-8", b"not found\n", head)
@@ -66,11 +72,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class WebServer:
-    """The server, started in a daemon thread; port 0 = any free port."""
+    """The server, started in a daemon thread; port 0 = any free port. status: None, or an object
+    whose snapshot() (called from the server's threads) returns what GET /demo-status answers."""
 
-    def __init__(self, port=0, host="127.0.0.1"):
+    def __init__(self, port=0, host="127.0.0.1", status=None):
         self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
         self.httpd.daemon_threads = True
+        self.httpd.demo_status = status
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="demo-web", daemon=True)
         self.thread.start()
