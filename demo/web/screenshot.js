@@ -14,26 +14,18 @@
 // temporary --user-data-dir and --remote-debugging-port=0, leading its own process group, and
 // playwright-core drives it over CDP. It is always stopped: CDP Browser.close, then SIGKILL to
 // its process group (its PID, which is ours) if anything of it is left; the temporary directory
-// is removed. --timeout bounds each wait (page subscribed; ticks after the go); a watchdog
-// bounds the whole run.
+// is removed (scripts/headless_chromium.js). --timeout bounds each wait (page subscribed; ticks
+// after the go); a watchdog bounds the whole run.
 //
 // Exit status: 0 with a screenshot and at least --min-ticks ticks, 1 if the page got fewer
 // (a screenshot is still taken, to show why) or reported an error, 2 if the browser could not
 // be driven.
 "use strict";
 
-const { spawn } = require("child_process");
 const fs = require("fs");
-const os = require("os");
 const path = require("path");
 const readline = require("readline");
-
-const CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--disable-extensions", "--hide-scrollbars",
-    "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-];
+const { HeadlessChromium } = require(path.join(__dirname, "..", "..", "scripts", "headless_chromium.js"));
 
 function usage(msg) {
     console.error("screenshot.js: " + msg);
@@ -76,88 +68,12 @@ function parseArgs(argv) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "moraine-web-demo-"));
-let child = null;
-let childExited = false;
-let finished = false;
-const stderrTail = [];
-
 const log = msg => process.stderr.write("screenshot.js: " + msg + "\n");
-
-function groupAlive() {
-    if (child === null) {
-        return false;
-    }
-    try {
-        process.kill(-child.pid, 0);
-        return true;
-    } catch (e) {
-        return false;
-    }
-}
-
-function killChromium() {
-    if (child !== null && groupAlive()) {
-        try { process.kill(-child.pid, "SIGKILL"); } catch (e) { /* gone meanwhile */ }
-    }
-}
-
-function finish(code, output) {
-    if (finished) {
-        return;
-    }
-    finished = true;
-    if (output !== undefined) {
-        process.stdout.write(JSON.stringify(output) + "\n");
-    }
-    if (code === 2) {
-        const tail = stderrTail.filter(l => l.trim() && !/dbus|DevTools listening|^\/usr\/bin\/chromium: \d+: \[:/i.test(l));
-        if (tail.length) {
-            log("chromium output (tail):\n  " + tail.slice(-10).join("\n  "));
-        }
-    }
-    killChromium();
-    fs.rmSync(tmp, { recursive: true, force: true });
-    process.exitCode = code;
-    setTimeout(() => process.exit(code), 100).unref();
-}
-
+const browserProcess = new HeadlessChromium({ prefix: "moraine-web-demo-", log, tailLines: 10,
+                                              tailWhen: code => code === 2 });
 // Whatever hangs, the browser is killed: page subscribed + the caller's wait + ticks + margin.
-const watchdogSeconds = 2 * opts.timeout + (opts.waitStdin ? 3600 : 0) + 20;
-setTimeout(() => finish(2, { ok: false, error: "screenshot.js: overall timeout" }), watchdogSeconds * 1000).unref();
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-    process.on(sig, () => finish(2, { ok: false, error: "screenshot.js: " + sig }));
-}
-
-function startChromium() {
-    return new Promise((resolve, reject) => {
-        const args = CHROMIUM_FLAGS.concat(["--user-data-dir=" + path.join(tmp, "profile"), "about:blank"]);
-        child = spawn(opts.chromium, args, { detached: true, stdio: ["ignore", "ignore", "pipe"] });
-        child.on("exit", code => {
-            childExited = true;
-            reject(new Error("Chromium exited (" + code + ") before DevTools listened"));
-        });
-        child.on("error", reject);
-        let buf = "";
-        child.stderr.setEncoding("utf8");
-        child.stderr.on("data", chunk => {
-            buf += chunk;
-            let nl;
-            while ((nl = buf.indexOf("\n")) >= 0) {
-                const line = buf.slice(0, nl);
-                buf = buf.slice(nl + 1);
-                stderrTail.push(line);
-                if (stderrTail.length > 50) {
-                    stderrTail.shift();
-                }
-                const m = /DevTools listening on (ws:\/\/\S+)/.exec(line);
-                if (m) {
-                    resolve(m[1]);
-                }
-            }
-        });
-    });
-}
+browserProcess.guard("screenshot.js", 2 * opts.timeout + (opts.waitStdin ? 3600 : 0) + 20,
+                     ["SIGINT", "SIGTERM", "SIGHUP"]);
 
 function stdinLine() {
     return new Promise(resolve => {
@@ -178,9 +94,9 @@ const figures = () => {
 
 async function main() {
     const { chromium } = require("playwright-core");
-    const devtools = await startChromium();
+    const devtools = await browserProcess.start(opts.chromium, ["--hide-scrollbars"]);
     if (opts.waitStdin) {  // for the caller's last resort, should this process be killed
-        process.stdout.write(JSON.stringify({ event: "chromium", pid: child.pid }) + "\n");
+        process.stdout.write(JSON.stringify({ event: "chromium", pid: browserProcess.child.pid }) + "\n");
     }
     const browser = await chromium.connectOverCDP(devtools, { timeout: 10000 });
     let result = { ok: false };
@@ -219,22 +135,9 @@ async function main() {
             new Promise(r => setTimeout(() => r(false), 3000))]).catch(() => false);
         result.sessionDestroyed = closed;
     } finally {
-        const bounded = (p, ms) => Promise.race([p, new Promise(r => setTimeout(r, ms))]);
-        try {
-            const session = await bounded(browser.newBrowserCDPSession(), 2000);
-            if (session) {
-                await bounded(session.send("Browser.close").catch(() => {}), 2000);
-            }
-        } catch (e) { /* killed below */ }
-        await bounded(browser.close().catch(() => {}), 2000);
-        const start = Date.now();
-        while (!childExited && Date.now() - start < 3000) {
-            await new Promise(r => setTimeout(r, 25));
-        }
-        killChromium();
+        await browserProcess.close(browser);
     }
     return result;
 }
 
-main().then(r => finish(r.ok ? 0 : 1, r),
-            e => finish(2, { ok: false, error: "screenshot.js: " + String(e && e.message || e).split("\n")[0] }));
+browserProcess.report("screenshot.js", main().then(r => ({ code: r.ok ? 0 : 1, output: r })));

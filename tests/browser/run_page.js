@@ -21,28 +21,14 @@
 // result within --timeout seconds (default 20) or the browser could not be driven. The whole
 // run is bounded by --timeout + 15 s. The browser is always stopped: CDP Browser.close, then
 // SIGKILL to its process group (it leads one) for whatever is left of it, also on SIGTERM or
-// when the bound runs out; the temporary directory is removed. RUN_PAGE_TRACE=1: timings.
+// when the bound runs out; the temporary directory is removed (scripts/headless_chromium.js).
+// RUN_PAGE_TRACE=1: timings.
 "use strict";
 
-const { spawn, execFileSync } = require("child_process");
+const { execFileSync } = require("child_process");
 const fs = require("fs");
-const os = require("os");
 const path = require("path");
-
-const CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--remote-debugging-address=127.0.0.1",
-    "--remote-debugging-port=0",
-];
+const { HeadlessChromium } = require(path.join(__dirname, "..", "..", "scripts", "headless_chromium.js"));
 
 function usage(msg) {
     console.error("run_page.js: " + msg);
@@ -85,11 +71,6 @@ function parseArgs(argv) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "moraine-chromium-"));
-let child = null;          // the Chromium process (leader of its own process group)
-let childExited = false;
-let finished = false;
-const stderrTail = [];     // Chromium's own output, for a failure report
 
 const t0 = Date.now();
 function log(msg) {
@@ -101,74 +82,18 @@ function trace(msg) {  // RUN_PAGE_TRACE=1: where the time goes
     }
 }
 
-// Chromium leads its own process group (spawned detached): the browser, its zygotes, renderers
-// and utilities. While any of them lives, the group exists and its id (Chromium's PID) cannot
-// be reused, so signalling the group reaches only what we started.
-function groupAlive() {
-    if (child === null) {
-        return false;
-    }
-    try {
-        process.kill(-child.pid, 0);
-        return true;
-    } catch (e) {
-        return false;
-    }
-}
-
-function killChromium() {
-    if (child === null) {
-        return;
-    }
-    if (groupAlive()) {
-        try { process.kill(-child.pid, "SIGKILL"); } catch (e) { /* gone meanwhile */ }
-    }
-    if (!childExited) {
-        try { child.kill("SIGKILL"); } catch (e) { /* already gone */ }
-    }
-}
-
-function cleanup() {
-    killChromium();
-    fs.rmSync(tmp, { recursive: true, force: true });
-}
-
-function finish(code, output) {
-    if (finished) {
-        return;
-    }
-    finished = true;
-    if (output !== undefined) {
-        process.stdout.write(JSON.stringify(output) + "\n");
-    }
-    // Known noise: no D-Bus here, the Debian wrapper's /dev/shm test, our own DevTools line.
-    const noise = /dbus|^\/usr\/bin\/chromium: \d+: \[:|DevTools listening/i;
-    const tail = stderrTail.filter(l => l.trim() && !noise.test(l));
-    if (code !== 0 && tail.length) {
-        log("chromium output (tail):\n  " + tail.slice(-15).join("\n  "));
-    }
-    cleanup();
-    process.exitCode = code;
-    // Give stdout a moment to drain, then leave even if something still holds the event loop.
-    setTimeout(() => process.exit(code), 100).unref();
-}
-
-// The hard bound: whatever hangs (CDP, the page, close), the browser is killed.
-const watchdog = setTimeout(() => {
+const browserProcess = new HeadlessChromium({ prefix: "moraine-chromium-", log, tailLines: 15,
+                                              tailWhen: code => code !== 0 });
+browserProcess.guard("run_page.js", opts.timeout + 15, ["SIGINT", "SIGTERM"], () => {
+    const child = browserProcess.child;
     log("no result within the overall bound: killing Chromium (pid " + (child && child.pid) + ")");
-    finish(2, { ok: false, error: "run_page.js: overall timeout" });
-}, (opts.timeout + 15) * 1000);
-watchdog.unref();
-
-for (const sig of ["SIGINT", "SIGTERM"]) {
-    process.on(sig, () => finish(2, { ok: false, error: "run_page.js: " + sig }));
-}
+});
 
 function makeHome(caPem) {
     // Chromium runs with a temporary HOME: what it writes there (e.g. crashpad's
     // ~/.config/chromium/Crash Reports) goes away with it. With caPem, the CA to trust goes into
     // a new NSS database there: Chromium on Linux reads $HOME/.pki/nssdb (sql: format).
-    const home = path.join(tmp, "home");
+    const home = path.join(browserProcess.tmp, "home");
     fs.mkdirSync(home);
     if (!caPem) {
         return home;
@@ -182,37 +107,6 @@ function makeHome(caPem) {
     return home;
 }
 
-function startChromium(env, extraFlags) {
-    return new Promise((resolve, reject) => {
-        const args = CHROMIUM_FLAGS.concat(["--user-data-dir=" + path.join(tmp, "profile")], extraFlags,
-                                           ["about:blank"]);
-        child = spawn(opts.chromium, args, { env, detached: true, stdio: ["ignore", "ignore", "pipe"] });
-        child.on("exit", (code, signal) => {
-            childExited = true;
-            reject(new Error("Chromium exited (" + (signal || code) + ") before DevTools listened"));
-        });
-        child.on("error", reject);
-        let buf = "";
-        child.stderr.setEncoding("utf8");
-        child.stderr.on("data", chunk => {
-            buf += chunk;
-            let nl;
-            while ((nl = buf.indexOf("\n")) >= 0) {
-                const line = buf.slice(0, nl);
-                buf = buf.slice(nl + 1);
-                stderrTail.push(line);
-                if (stderrTail.length > 50) {
-                    stderrTail.shift();
-                }
-                const m = /DevTools listening on (ws:\/\/\S+)/.exec(line);
-                if (m) {
-                    resolve(m[1]);
-                }
-            }
-        });
-    });
-}
-
 async function main() {
     const env = Object.assign({}, process.env);
     const extra = [];
@@ -222,10 +116,11 @@ async function main() {
     }
     const { chromium } = require("playwright-core");
     trace("starting Chromium");
-    const wsEndpoint = await startChromium(env, extra);
+    const wsEndpoint = await browserProcess.start(opts.chromium, extra, env);
     trace("DevTools listening");
     const browser = await chromium.connectOverCDP(wsEndpoint, { timeout: 10000 });
-    const info = { version: browser.version(), pid: child.pid, websockets: [], console: [], errors: [] };
+    const info = { version: browser.version(), pid: browserProcess.child.pid, websockets: [], console: [],
+                   errors: [] };
     let output;
     let noResult = false;
     try {
@@ -285,38 +180,9 @@ async function main() {
         }
     } finally {
         output = Object.assign(output || { ok: false, error: "run_page.js: page not driven" }, { browser: info });
-        // browser.close() only disconnects from a browser reached over CDP: ask Chromium itself
-        // to close (CDP Browser.close), then disconnect.
-        const bounded = (p, ms) => Promise.race([p, new Promise(r => setTimeout(r, ms))]);
-        try {
-            const session = await bounded(browser.newBrowserCDPSession(), 2000);
-            if (session) {
-                await bounded(session.send("Browser.close").catch(() => {}), 2000);
-            }
-        } catch (e) {
-            log("Browser.close: " + e.message);
-        }
-        try {
-            await bounded(browser.close(), 2000);
-        } catch (e) {
-            log("browser.close: " + e.message);
-        }
-        // Chromium normally exits on Browser.close; wait for it briefly, then kill its group.
-        trace("closed, waiting for exit");
-        // Its helper processes then linger for up to a second: they are ours, SIGKILL them.
-        const sleep = ms => new Promise(r => setTimeout(r, ms));
-        let start = Date.now();
-        while (!childExited && Date.now() - start < 3000) {
-            await sleep(25);
-        }
-        trace(childExited ? "Chromium exited" : "Chromium still there after 3 s");
-        killChromium();  // (killed helpers may show as zombies until init reaps them)
+        await browserProcess.close(browser, { log, trace });
     }
     return { output, code: output.ok ? 0 : noResult ? 2 : 1 };
 }
 
-main().then(({ output, code }) => {
-    finish(code, output);
-}, e => {
-    finish(2, { ok: false, error: "run_page.js: " + (e && e.message ? e.message.split("\n")[0] : String(e)) });
-});
+browserProcess.report("run_page.js", main());
