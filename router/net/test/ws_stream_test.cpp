@@ -236,6 +236,31 @@ TEST_F(ws_pair, a_message_split_over_a_continuation_frame_is_read_whole) {
     EXPECT_EQ(got, message);
 }
 
+// A ping is answered with a pong carrying the ping's payload unmasked (glacier2router echoes it
+// still masked), and the message after it is read as usual.
+TEST_F(ws_pair, a_ping_gets_its_pong_and_the_next_message_is_read) {
+    ws_stream server(std::move(server_socket));
+    const auto message = bytes_of(14, 2);
+    std::vector<std::byte> got;
+    spawn([&]() -> asio::awaitable<void> {
+        co_await accept_ok(server);
+        auto [ec, data] = co_await server.read();
+        EXPECT_FALSE(ec) << ec.message();
+        got.assign(data.begin(), data.end());
+    });
+    std::array<std::uint8_t, 4> pong{};
+    std::thread raw([&] {
+        raw_upgrade(upgrade_head + "\r\n");
+        asio::write(client, asio::buffer(client_frame(0x9, true, {std::byte{'h'}, std::byte{'i'}})));
+        asio::write(client, asio::buffer(client_frame(0x2, true, message)));
+        asio::read(client, asio::buffer(pong));
+    });
+    run();
+    raw.join();
+    EXPECT_EQ(got, message);
+    EXPECT_EQ(pong, (std::array<std::uint8_t, 4>{0x8a, 0x02, 'h', 'i'}));
+}
+
 TEST_F(ws_pair, a_text_frame_fails_the_read) {
     ws_stream server(std::move(server_socket));
     const std::string text = "IceP but text";
