@@ -2,7 +2,7 @@
 """clock_compare.py: the clock demo against moraine-router and against glacier2router + IceStorm.
 
   cd /work/main && /usr/bin/python3 perf/clock_compare.py [--sessions 2000[,8000]] [--repeats 3]
-        [--window 30] [--routers moraine,glacier2] [--transport tcp[,tls]] [--bin-dir build-lead/bin]
+        [--window 30] [--routers moraine,glacier2] [--transport tcp[,tls][,ws]] [--bin-dir build-lead/bin]
         [--kernel-bench build-perf/bin/bench_kernel_write]
 
 For each run (routers interleaved: moraine, glacier2, moraine, ...):
@@ -30,20 +30,29 @@ status line (so it has found the topic) clock-publisher. That order matters for 
 subscriber calls TopicManager::retrieve with mode Normal, which the real IceStorm rejects
 (retrieve is idempotent), so it only gets the topic by creating it itself.
 
---transport tls (or tcp,tls: each repeat runs both, interleaved) puts the routers' CLIENT endpoint
-(4063) on ssl, and clock-subscriber connects over TLS (--router "ssl -h 127.0.0.1 -p 4063"
---tls-ca/--tls-cert/--tls-key). Certificates are made fresh with `openssl` (perf/tls_certs.py) in a
-temporary directory. moraine-router reads a copy of conf/moraine.yaml with that endpoint, the
-absolute crypt_passwords path and a `tls:` section (default_dir, cas, cert_file, key_file,
-verify_peer: 1); glacier2router a copy of the --glacier2-cfg file with that endpoint and the same
-settings as IceSSL keys (Ice.Plugin.IceSSL, IceSSL.DefaultDir/CAs/CertFile/KeyFile, VerifyPeer=1).
-Everything else stays tcp: the server endpoint (4064, where IceStorm delivers to glacier2router),
-the TopicManager and Publish endpoints (icebox reads --glacier2-cfg unchanged), clock-publisher.
+--transport tls or ws (or a list such as tcp,ws or tcp,tls,ws: each repeat runs them all,
+interleaved) puts the routers' CLIENT endpoint (4063) on ssl or ws, and clock-subscriber connects
+with --router "ssl -h 127.0.0.1 -p 4063" or "ws -h 127.0.0.1 -p 4063". moraine-router then reads a
+copy of conf/moraine.yaml with that endpoint and the absolute crypt_passwords path, glacier2router a
+copy of the --glacier2-cfg file with that Glacier2.Client.Endpoints (both copies are written by one
+function and kept in the log directory). Everything else stays tcp: the server endpoint (4064,
+where IceStorm delivers to glacier2router), the TopicManager and Publish endpoints (icebox reads
+--glacier2-cfg unchanged), clock-publisher.
+  tls: certificates are made fresh with `openssl` (perf/tls_certs.py) in a temporary directory; the
+    moraine copy gets a `tls:` section (default_dir, cas, cert_file, key_file, verify_peer: 1), the
+    glacier2 copy the same settings as IceSSL keys (Ice.Plugin.IceSSL, IceSSL.DefaultDir/CAs/
+    CertFile/KeyFile, VerifyPeer=1); clock-subscriber also gets --tls-ca/--tls-cert/--tls-key.
+  ws: nothing more (glacier2router 3.7 serves ws without a plugin; one Ice message per binary
+    frame, subprotocol ice.zeroc.com). The readiness check sends the WebSocket upgrade request and
+    expects `101` and then the validate connection message as one binary frame.
 
 Every process is stopped by PID (SIGTERM, SIGKILL after 5 s); every wait is bounded.
-Writes perf/out/clock_compare-<time>.json and prints a table.
+Writes perf/out/clock_compare-<time>.json and prints a table of the runs, a summary per router and
+transport (median [min-max] over the repeats) and, for each other transport measured with tcp, its
+difference to tcp (medians: CPU per event, latency, RSS per session; `transport_diff` in the JSON).
 """
 import argparse
+import base64
 import ctypes
 import datetime
 import hashlib
@@ -72,6 +81,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 HOST = "127.0.0.1"
 VALIDATE = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
+WS_VALIDATE = b"\x82\x0e" + VALIDATE  # the same as one unmasked binary WebSocket frame (FIN, opcode 2, 14 bytes)
+TRANSPORTS = {"tcp": "tcp", "tls": "ssl", "ws": "ws"}  # --transport value: protocol of the client endpoint
 
 _prctl = ctypes.CDLL(None, use_errno=True).prctl
 
@@ -219,9 +230,29 @@ def wait_ports_free(ports, timeout):
         time.sleep(0.5)
 
 
-def wait_ready(proc, port, timeout=15.0, tls=None):
-    """Until port answers with an Ice validate connection message (after a TLS handshake with the
-    ssl.SSLContext tls, if given: an ssl endpoint)."""
+def ws_upgrade(s, port):
+    """Sends a WebSocket upgrade request for Ice (subprotocol ice.zeroc.com) on the connected socket s.
+    Returns the bytes received after the answer's header if it is `101 Switching Protocols`, else None."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(("GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Protocol: ice.zeroc.com\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n\r\n"
+               % (HOST, port, key)).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk or len(head) > 16384:
+            return None
+        head += chunk
+    head, _, rest = head.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].split()
+    return rest if len(status) >= 2 and status[1] == b"101" else None
+
+
+def wait_ready(proc, port, timeout=15.0, tls=None, ws=False):
+    """Until port answers with an Ice validate connection message: after a TLS handshake with the
+    ssl.SSLContext tls, if given (an ssl endpoint); with ws, after a WebSocket upgrade (answer 101),
+    as one unmasked binary frame (82 0e + the 14 bytes: a ws endpoint)."""
+    expect = WS_VALIDATE if ws else VALIDATE
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if not proc.alive():
@@ -234,16 +265,16 @@ def wait_ready(proc, port, timeout=15.0, tls=None):
                 if tls:
                     s = tls.wrap_socket(raw, server_hostname=HOST)  # takes raw's descriptor
                 s.settimeout(1.0)
-                data = b""
-                while len(data) < 14:
-                    chunk = s.recv(14 - len(data))
+                data = ws_upgrade(s, port) if ws else b""
+                while data is not None and len(data) < len(expect):
+                    chunk = s.recv(len(expect) - len(data))
                     if not chunk:
                         break
                     data += chunk
             finally:
                 s.close()
                 raw.close()
-            if data == VALIDATE:
+            if data == expect:
                 return
         except OSError:
             pass
@@ -334,28 +365,34 @@ def interpolated_setup(statuses, n):
 
 
 def start_routers(kind, a, bins, tmp, transport="tcp"):
-    """Starts the router under test; returns {name: Proc}. transport tls: the client endpoint is ssl."""
+    """Starts the router under test; returns {name: Proc}. transport tls / ws: the client endpoint is
+    ssl / ws (the configuration copies of a.variants[transport], from client_endpoint_configs)."""
     procs = {}
-    tls = a.tls if transport == "tls" else None
+    v = a.variants.get(transport)  # None for tcp: the configuration files as they are
+
+    def ready(proc, port):
+        client = v is not None and port == a.ports[0]
+        wait_ready(proc, port, tls=v["ctx"] if client else None, ws=client and v["ws"])
+
     try:
         if kind == "moraine":
-            cfg = tls["moraine_yaml"] if tls else os.path.join(REPO, "conf", "moraine.yaml")
+            cfg = v["moraine_yaml"] if v else os.path.join(REPO, "conf", "moraine.yaml")
             p = Proc("moraine-router", [bins["moraine-router"], "--config", cfg], tmp)
             procs["router"] = p
-            for i, port in enumerate(a.ports):
-                wait_ready(p, port, tls=tls["ctx"] if tls and i == 0 else None)
+            for port in a.ports:
+                ready(p, port)
         else:
             box_cfg = os.path.join(tmp, "icebox.cfg")
             with open(box_cfg, "w") as f:
                 f.write("IceBox.Service.IceStorm=IceStormService,37:createIceStorm --Ice.Config=%s "
                         "--IceStorm.Transient=1\nIce.Warn.Connections=0\n" % a.glacier2_cfg)
             procs["icebox"] = Proc("icebox", ["/usr/bin/icebox", "--Ice.Config=" + box_cfg], tmp)
-            router_cfg = tls["glacier2_cfg"] if tls else a.glacier2_cfg
+            router_cfg = v["glacier2_cfg"] if v else a.glacier2_cfg
             procs["router"] = Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + router_cfg], tmp)
             for port in a.ports[2:]:
-                wait_ready(procs["icebox"], port)
-            for i, port in enumerate(a.ports[:2]):
-                wait_ready(procs["router"], port, tls=tls["ctx"] if tls and i == 0 else None)
+                ready(procs["icebox"], port)
+            for port in a.ports[:2]:
+                ready(procs["router"], port)
     except BaseException:
         for p in procs.values():
             p.stop()
@@ -364,7 +401,7 @@ def start_routers(kind, a, bins, tmp, transport="tcp"):
 
 
 def one_run(kind, n, rep, a, bins, outdir, transport="tcp"):
-    tmp = os.path.join(outdir, "%s%s-%d-%d" % (kind, "-tls" if transport == "tls" else "", n, rep))
+    tmp = os.path.join(outdir, "%s%s-%d-%d" % (kind, "" if transport == "tcp" else "-" + transport, n, rep))
     os.makedirs(tmp, exist_ok=True)
     res = dict(router=kind, transport=transport, sessions=n, repeat=rep, logs=tmp, ok=False)
     procs, others = {}, []
@@ -380,11 +417,8 @@ def one_run(kind, n, rep, a, bins, outdir, transport="tcp"):
 
         duration = a.settle + a.settle_max + a.window + 10  # outlives the window: stopped by us
         sub_cmd = [bins["clock-subscriber"], "--sessions", str(n), "--duration", str(duration)]
-        if transport == "tls":
-            d = a.tls["dir"]
-            sub_cmd += ["--router", "ssl -h %s -p %d" % (HOST, a.ports[0]),
-                        "--tls-ca", os.path.join(d, "ca.pem"), "--tls-cert", os.path.join(d, "client.pem"),
-                        "--tls-key", os.path.join(d, "client_key.pem")]
+        if transport != "tcp":
+            sub_cmd += ["--router", client_endpoint(a, transport)] + a.variants[transport]["sub_args"]
         res["subscriber_cmd"] = sub_cmd
         sub = Proc("clock-subscriber", sub_cmd, tmp, pipe_stdout=True)
         others.append(sub)
@@ -548,8 +582,10 @@ def spread(vals, spec="%.0f"):
 
 
 def label(r):
-    """moraine / glacier2, with /tls for a run over TLS (runs from before --transport have none)."""
-    return r["router"] + ("/tls" if r.get("transport", "tcp") == "tls" else "")
+    """moraine / glacier2, with /tls or /ws for a run over TLS or WebSocket (runs from before
+    --transport have no transport: tcp)."""
+    t = r.get("transport", "tcp")
+    return r["router"] + ("" if t == "tcp" else "/" + t)
 
 
 def print_runs(runs):
@@ -625,6 +661,47 @@ def summarise(runs, kernel):
     return out
 
 
+def transport_diffs(summary):
+    """For each router and session count measured over tcp and another transport: that transport's
+    median minus tcp's median, per delivered event (router, router+icebox, subscriber CPU) and per
+    session (RSS), with the ratio of the router medians."""
+    med = lambda vals: statistics.median([v for v in vals if v is not None]) if any(
+        v is not None for v in vals) else None
+    tcp = {(s["router"], s["sessions"]): s for s in summary if s["transport"] == "tcp"}
+    out = []
+    for s in summary:
+        base = tcp.get((s["router"], s["sessions"]))
+        if s["transport"] == "tcp" or base is None:
+            continue
+        d = dict(router=s["router"], sessions=s["sessions"], transport=s["transport"],
+                 repeats=[base["repeats"], s["repeats"]])
+        for k in ("router_ns_per_event", "total_ns_per_event", "subscriber_ns_per_event", "router_user_ns_per_event",
+                  "router_sys_ns_per_event", "router_sched_ns_per_event", "p50_ms", "p99_ms"):
+            b, v = med(base[k]), med(s[k])
+            d[k] = None if b is None or v is None else v - b
+        b, v = med(base["router_ns_per_event"]), med(s["router_ns_per_event"])
+        d["router_ratio"] = v / b if b else None
+        d["rss_bytes_per_session"] = {p: med(s["rss_bytes_per_session"][p]) - med(base["rss_bytes_per_session"][p])
+                                      for p in s["rss_bytes_per_session"] if p in base["rss_bytes_per_session"]}
+        out.append(d)
+    return out
+
+
+def print_transport_diffs(diffs):
+    if not diffs:
+        return
+    print("\n<transport> - tcp, difference of the medians:")
+    for d in diffs:
+        print("  %-13s %5d sessions: router %s ns/event (x%s; user %s, sys %s; schedstat %s)%s, subscriber %s ns/event;"
+              " p50 %s ms, p99 %s ms; RSS/session router %s B" % (
+                  "%s %s" % (d["router"], d["transport"]), d["sessions"], fmt(d["router_ns_per_event"], "%+.0f"),
+                  fmt(d["router_ratio"], "%.2f"), fmt(d["router_user_ns_per_event"], "%+.0f"),
+                  fmt(d["router_sys_ns_per_event"], "%+.0f"), fmt(d["router_sched_ns_per_event"], "%+.0f"),
+                  "" if d["router"] == "moraine" else ", router+icebox %s ns/event" % fmt(d["total_ns_per_event"], "%+.0f"),
+                  fmt(d["subscriber_ns_per_event"], "%+.0f"), fmt(d["p50_ms"], "%+.2f"), fmt(d["p99_ms"], "%+.2f"),
+                  fmt(d["rss_bytes_per_session"].get("router"), "%+.0f")))
+
+
 def print_summary(summary):
     print("\nmedian [min-max] over repeats")
     for s in summary:
@@ -687,49 +764,78 @@ def glacier2_ports(cfg):
     return ports
 
 
-def tls_setup(a, tmp, subscriber):
-    """Certificates and the routers' TLS configuration files, in tmp. Checks that clock-subscriber
-    has the TLS options. Returns {dir, ctx, moraine_yaml, glacier2_cfg}."""
-    helptext = subprocess.run([subscriber, "--help"], capture_output=True, text=True, timeout=10).stdout
-    missing = [o for o in ("--tls-ca", "--tls-cert", "--tls-key") if o not in helptext]
-    if missing:
-        raise RunError("%s has no %s option (clock-subscriber --help)" % (subscriber, ", ".join(missing)))
-    d = os.path.join(tmp, "tls")
-    try:
-        tls_certs.make(d)
-    except (RuntimeError, OSError) as e:
-        raise RunError("certificates: %s" % e)
-    client_ep = "ssl -h %s -p %d" % (HOST, a.ports[0])
+def client_endpoint(a, transport):
+    """The routers' client endpoint (a.ports[0]) for a --transport value: "ssl -h 127.0.0.1 -p 4063"..."""
+    return "%s -h %s -p %d" % (TRANSPORTS[transport], HOST, a.ports[0])
 
-    # moraine: conf/moraine.yaml with the client endpoint on ssl and a tls: section.
+
+def client_endpoint_configs(a, tmp, transport, yaml_extra="", cfg_extra=""):
+    """Copies of conf/moraine.yaml and of the --glacier2-cfg file, in tmp, with the client endpoint
+    (a.ports[0]) on TRANSPORTS[transport] instead of tcp and yaml_extra / cfg_extra appended (both
+    routers' other endpoints stay tcp); the moraine copy with the absolute crypt_passwords path.
+    Returns (moraine_yaml, glacier2_cfg), named moraine-<transport>.yaml, glacier2-<transport>.cfg."""
+    proto = TRANSPORTS[transport]
+    added = "\n# Added by perf/clock_compare.py --transport %s.\n" % transport
+
     src = os.path.join(REPO, "conf", "moraine.yaml")
     text = open(src).read()
-    if re.search(r"^tls:", text, re.M):
-        raise RunError("%s already has a tls: section; this script adds its own" % src)
     pat = r'(\n  endpoints: )"tcp (-h %s -p %d)"' % (re.escape(HOST), a.ports[0])
-    text, k = re.subn(pat, r'\1"ssl \2"', text)
+    text, k = re.subn(pat, lambda m: '%s"%s %s"' % (m.group(1), proto, m.group(2)), text)
     if k != 1:
         raise RunError("%s: expected one client endpoint \"tcp -h %s -p %d\"" % (src, HOST, a.ports[0]))
     text, k = re.subn(r"(\n  crypt_passwords: )(\S+)", lambda m: m.group(1) + os.path.join(REPO, "conf", m.group(2)), text)
     if k != 1:
         raise RunError("%s: expected one crypt_passwords key" % src)
-    text += ("\n# Added by perf/clock_compare.py --transport tls.\ntls:\n  default_dir: %s\n  cas: ca.pem\n"
-             "  cert_file: server.pem\n  key_file: server_key.pem\n  verify_peer: 1\n" % d)
-    moraine_yaml = os.path.join(tmp, "moraine-tls.yaml")
+    if yaml_extra:
+        text += added + yaml_extra
+    moraine_yaml = os.path.join(tmp, "moraine-%s.yaml" % transport)
     with open(moraine_yaml, "w") as f:
         f.write(text)
 
-    # glacier2router: the --glacier2-cfg file with the client endpoint on ssl and the IceSSL keys.
     text = open(a.glacier2_cfg).read()
-    text, k = re.subn(r"^(Glacier2\.Client\.Endpoints\s*=\s*)tcp(\s)", r"\1ssl\2", text, flags=re.M)
+    text, k = re.subn(r"^(Glacier2\.Client\.Endpoints\s*=\s*)tcp(\s)", lambda m: m.group(1) + proto + m.group(2),
+                      text, flags=re.M)
     if k != 1:
         raise RunError("%s: expected one tcp Glacier2.Client.Endpoints" % a.glacier2_cfg)
-    text += "\n# Added by perf/clock_compare.py --transport tls.\n" + "".join(
-        "%s=%s\n" % kv for kv in tls_certs.iceSSL_props(d, "server", verify_peer=1).items())
-    glacier2_cfg = os.path.join(tmp, "glacier2-tls.cfg")
+    if cfg_extra:
+        text += added + cfg_extra
+    glacier2_cfg = os.path.join(tmp, "glacier2-%s.cfg" % transport)
     with open(glacier2_cfg, "w") as f:
         f.write(text)
-    return dict(dir=d, ctx=tls_certs.probe_context(d), moraine_yaml=moraine_yaml, glacier2_cfg=glacier2_cfg)
+    return moraine_yaml, glacier2_cfg
+
+
+def tls_setup(a, tmp, subscriber):
+    """Certificates and the routers' TLS configuration files, in tmp. Checks that clock-subscriber
+    has the TLS options. Returns {moraine_yaml, glacier2_cfg, ctx, ws, sub_args, dir}."""
+    helptext = subprocess.run([subscriber, "--help"], capture_output=True, text=True, timeout=10).stdout
+    missing = [o for o in ("--tls-ca", "--tls-cert", "--tls-key") if o not in helptext]
+    if missing:
+        raise RunError("%s has no %s option (clock-subscriber --help)" % (subscriber, ", ".join(missing)))
+    src = os.path.join(REPO, "conf", "moraine.yaml")
+    if re.search(r"^tls:", open(src).read(), re.M):
+        raise RunError("%s already has a tls: section; this script adds its own" % src)
+    d = os.path.join(tmp, "tls")
+    try:
+        tls_certs.make(d)
+    except (RuntimeError, OSError) as e:
+        raise RunError("certificates: %s" % e)
+    # moraine: a tls: section; glacier2router: the same settings as IceSSL keys.
+    moraine_yaml, glacier2_cfg = client_endpoint_configs(
+        a, tmp, "tls",
+        yaml_extra="tls:\n  default_dir: %s\n  cas: ca.pem\n  cert_file: server.pem\n  key_file: server_key.pem\n"
+                   "  verify_peer: 1\n" % d,
+        cfg_extra="".join("%s=%s\n" % kv for kv in tls_certs.iceSSL_props(d, "server", verify_peer=1).items()))
+    return dict(moraine_yaml=moraine_yaml, glacier2_cfg=glacier2_cfg, ctx=tls_certs.probe_context(d), ws=False,
+                sub_args=["--tls-ca", os.path.join(d, "ca.pem"), "--tls-cert", os.path.join(d, "client.pem"),
+                          "--tls-key", os.path.join(d, "client_key.pem")], dir=d)
+
+
+def ws_setup(a, tmp):
+    """The routers' configuration files with the client endpoint on ws, in tmp (glacier2router 3.7
+    serves ws without a plugin; clock-subscriber needs only --router). Same keys as tls_setup."""
+    moraine_yaml, glacier2_cfg = client_endpoint_configs(a, tmp, "ws")
+    return dict(moraine_yaml=moraine_yaml, glacier2_cfg=glacier2_cfg, ctx=None, ws=True, sub_args=[])
 
 
 def sha256(path):
@@ -755,8 +861,8 @@ def main():
                     help="before each run, wait up to this many s for other un-niced load under 0.5 cores (0: don't)")
     ap.add_argument("--routers", default="moraine,glacier2")
     ap.add_argument("--transport", default="tcp",
-                    help="tcp, tls or tcp,tls: the routers' client endpoint and clock-subscriber's connection "
-                         "(default tcp)")
+                    help="tcp, tls, ws or a comma-separated list (tcp,ws): the routers' client endpoint and "
+                         "clock-subscriber's connection; each repeat runs all, interleaved (default tcp)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build-lead", "bin"))
     ap.add_argument("--glacier2-cfg", default=os.path.join(REPO, "conf", "glacier2.cfg"))
     ap.add_argument("--kernel-bench", default=os.path.join(REPO, "build-perf", "bin", "bench_kernel_write"),
@@ -770,8 +876,8 @@ def main():
             sys.exit("unknown router %s" % k)
     a.ports = glacier2_ports(a.glacier2_cfg)
     transports = [t for t in a.transport.split(",") if t]
-    if not transports or any(t not in ("tcp", "tls") for t in transports):
-        sys.exit("--transport: tcp, tls or tcp,tls")
+    if not transports or any(t not in TRANSPORTS for t in transports) or len(set(transports)) != len(transports):
+        sys.exit("--transport: any of tcp, tls, ws, comma-separated, each once")
     os.chdir(REPO)  # glacier2router reads Glacier2.CryptPasswords relative to the working directory
 
     out_json, logdir, stamp = output_paths("clock_compare", a.out)
@@ -788,15 +894,17 @@ def main():
         bin_info[b] = dict(path=src, sha256=sha256(bins[b]),
                            mtime=datetime.datetime.fromtimestamp(os.path.getmtime(src)).isoformat())
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    a.tls = None
-    if "tls" in transports:
+    a.variants = {}  # transport -> the routers' configuration copies etc., for each transport but tcp
+    for t in transports:
+        if t == "tcp":
+            continue
         try:
-            a.tls = tls_setup(a, bins_tmp, bins["clock-subscriber"])
+            a.variants[t] = tls_setup(a, bins_tmp, bins["clock-subscriber"]) if t == "tls" else ws_setup(a, bins_tmp)
         except RunError as e:
             shutil.rmtree(bins_tmp, ignore_errors=True)
-            sys.exit("--transport tls: %s" % e)
+            sys.exit("--transport %s: %s" % (t, e))
         for k in ("moraine_yaml", "glacier2_cfg"):  # what the routers read (cert paths point to a temp dir)
-            shutil.copy2(a.tls[k], os.path.join(logdir, os.path.basename(a.tls[k])))
+            shutil.copy2(a.variants[t][k], os.path.join(logdir, os.path.basename(a.variants[t][k])))
 
     result = dict(started=stamp, argv=sys.argv, git_head=git, binaries=bin_info, logs=logdir,
                   machine=dict(cpus=NCPU, kernel=os.uname().release,
@@ -824,7 +932,7 @@ def main():
         for n in a.sessions_list:
             for rep in range(1, a.repeats + 1):
                 for kind, transport in [(k, t) for t in transports for k in kinds]:
-                    log("%s%s, %d sessions, repeat %d" % (kind, " over tls" if transport == "tls" else "", n, rep))
+                    log("%s%s, %d sessions, repeat %d" % (kind, "" if transport == "tcp" else " over " + transport, n, rep))
                     r = one_run(kind, n, rep, a, bins, logdir, transport)
                     result["runs"].append(r)
                     if r.get("ok"):
@@ -842,11 +950,13 @@ def main():
     finally:
         shutil.rmtree(bins_tmp, ignore_errors=True)
     result["summary"] = summarise(result["runs"], result["kernel"])
+    result["transport_diff"] = transport_diffs(result["summary"])
     result["total_s"] = time.monotonic() - t0
     save_json(result, out_json)
     print()
     print_runs(result["runs"])
     print_summary(result["summary"])
+    print_transport_diffs(result["transport_diff"])
     print("\nJSON: %s\nlogs: %s" % (out_json, logdir))
     return 0 if result["runs"] and all(r.get("ok") for r in result["runs"]) else 1
 
