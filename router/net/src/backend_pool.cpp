@@ -18,9 +18,9 @@ const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls, bo
 }
 
 /// Connections are shared per transport and address; a ws resource is part of the address.
+/// Built for every forwarded request, so from the fields, not from the endpoint's string form.
 std::string connection_key(const protocol::endpoint& ep) {
-    const std::string text = protocol::endpoint_to_string(ep);
-    std::string key = text.substr(0, text.find(' ')) + ":" + ep.host + ":" + std::to_string(ep.port);
+    std::string key = std::to_string(ep.type) + ":" + ep.host + ":" + std::to_string(ep.port);
     if (ep.websocket()) key += ep.resource.empty() ? "/" : ep.resource;
     return key;
 }

@@ -25,7 +25,6 @@ constexpr std::size_t max_frames_per_write = 256;
 constexpr std::size_t tls_read_bytes = 8 * 1024;
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
-
 }  // namespace
 
 ice_connection::ice_connection(shard& home, transport t)

@@ -14,11 +14,6 @@ transport_kind kind_of(const protocol::endpoint& ep) noexcept {
     return transport_kind::tcp;
 }
 
-transport::transport(tcp::socket s) : plain_(std::move(s)) {}
-
-transport::transport(tcp::socket s, std::shared_ptr<const tls_contexts> contexts, bool server)
-    : transport(std::move(s), transport_kind::ssl, std::move(contexts), server) {}
-
 transport::transport(tcp::socket s, transport_kind kind, std::shared_ptr<const tls_contexts> contexts, bool server)
     : plain_(s.get_executor()), contexts_(std::move(contexts)), server_(server) {
     const bool tls = kind == transport_kind::ssl || kind == transport_kind::wss;

@@ -28,13 +28,9 @@ transport_kind kind_of(const protocol::endpoint& ep) noexcept;
     used on its connection's shard only. */
 class transport {
 public:
-    /// Plain TCP over `s`.
-    explicit transport(tcp::socket s);
-    /// TLS over `s`: the server side of an accepted connection (`server` true) or the client
-    /// side of an outgoing one, with `contexts`' server or client context.
-    transport(tcp::socket s, std::shared_ptr<const tls_contexts> contexts, bool server);
-    /// `kind` over `s`, on the accepting (`server`) or connecting side. `contexts` is needed
-    /// for ssl and wss only (std::invalid_argument when missing there).
+    /// `kind` over `s`, on the accepting (`server` true) or connecting side. TLS (ssl, wss) uses
+    /// `contexts`' server or client context; `contexts` is needed for those only
+    /// (std::invalid_argument when missing there).
     transport(tcp::socket s, transport_kind kind, std::shared_ptr<const tls_contexts> contexts, bool server);
     transport(transport&&) noexcept;
     transport& operator=(transport&&) noexcept;
