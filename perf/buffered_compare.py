@@ -471,21 +471,16 @@ def main():
     config["router_cfg"] = {m: open(p).read() for m, p in a.cfgs.items()}
     result = dict(started=stamp, argv=sys.argv, git_head=git, binaries=bin_info, logs=logdir, config=config,
                   machine=dict(cpus=cc.NCPU, kernel=os.uname().release), runs=[])
-    try:
-        run_all(a, bins, logdir, result, out_json)
-    except KeyboardInterrupt:
-        log("interrupted")
-        result["interrupted"] = True
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    result["summary"] = summarise(result["runs"])
-    result["total_s"] = time.monotonic() - t0
-    cc.save_json(result, out_json)
-    print()
-    print_runs(result["runs"])
-    print_summary(result["summary"], a)
-    print("\ntotal %.0f s\nJSON: %s\nlogs: %s" % (result["total_s"], out_json, logdir))
-    return 0 if result["runs"] and all(r.get("ok") for r in result["runs"]) else 1
+
+    def add_summary(res):
+        res["summary"] = summarise(res["runs"])
+
+    def report(res):
+        print_runs(res["runs"])
+        print_summary(res["summary"], a)
+
+    return cc.run_and_report(result, t0, out_json, logdir, tmp, lambda: run_all(a, bins, logdir, result, out_json),
+                             add_summary, report)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,27 @@ def save_json(result, path):
         json.dump(result, f, indent=1)
 
 
+def run_and_report(result, t0, out_json, logdir, tmp, measure, summarise, report):
+    """The end the comparison scripts share: runs measure() (Ctrl-C marks the result
+    interrupted), removes tmp, lets summarise(result) add the summaries, saves the JSON, prints
+    report(result), the total time and where the JSON and logs are. Returns the exit code: 0 if
+    there were runs and every one was ok."""
+    try:
+        measure()
+    except KeyboardInterrupt:
+        log("interrupted")
+        result["interrupted"] = True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    summarise(result)
+    result["total_s"] = time.monotonic() - t0
+    save_json(result, out_json)
+    print()
+    report(result)
+    print("\ntotal %.0f s\nJSON: %s\nlogs: %s" % (result["total_s"], out_json, logdir))
+    return 0 if result["runs"] and all(r.get("ok") for r in result["runs"]) else 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Processes and /proc
 
@@ -917,7 +938,8 @@ def main():
                               moraine_cfg=os.path.join(REPO, "conf", "moraine.yaml")),
                   kernel={}, runs=[])
     t0 = time.monotonic()
-    try:
+
+    def measure():
         if a.kernel_bench and os.access(a.kernel_bench, os.X_OK):
             for n in a.sessions_list:
                 log("bench_kernel_write --sockets %d" % n)
@@ -944,21 +966,17 @@ def main():
                                 ", icebox %.0f ns/event" % c["icebox"]["ns_per_event"] if "icebox" in c else "",
                                 r["rss_bytes_per_session"]["router"], r["other_busy_cores"]))
                     save_json(result, out_json)
-    except KeyboardInterrupt:
-        log("interrupted")
-        result["interrupted"] = True
-    finally:
-        shutil.rmtree(bins_tmp, ignore_errors=True)
-    result["summary"] = summarise(result["runs"], result["kernel"])
-    result["transport_diff"] = transport_diffs(result["summary"])
-    result["total_s"] = time.monotonic() - t0
-    save_json(result, out_json)
-    print()
-    print_runs(result["runs"])
-    print_summary(result["summary"])
-    print_transport_diffs(result["transport_diff"])
-    print("\nJSON: %s\nlogs: %s" % (out_json, logdir))
-    return 0 if result["runs"] and all(r.get("ok") for r in result["runs"]) else 1
+
+    def add_summaries(res):
+        res["summary"] = summarise(res["runs"], res["kernel"])
+        res["transport_diff"] = transport_diffs(res["summary"])
+
+    def report(res):
+        print_runs(res["runs"])
+        print_summary(res["summary"])
+        print_transport_diffs(res["transport_diff"])
+
+    return run_and_report(result, t0, out_json, logdir, bins_tmp, measure, add_summaries, report)
 
 
 if __name__ == "__main__":

@@ -425,7 +425,8 @@ def main():
                               router_cfg={t: open(c["router_cfg"]).read() for t, c in a.cfgs.items()}),
                   runs=[])
     t0 = time.monotonic()
-    try:
+
+    def measure():
         for rep in range(1, a.repeats + 1):
             for tr in a.transport_list:
                 for kind in kinds:
@@ -441,19 +442,15 @@ def main():
                                 r["setup_sched_us_per_session"]["router"], r["rss_bytes_per_session"],
                                 r["other_busy_cores"]))
                     cc.save_json(result, out_json)
-    except KeyboardInterrupt:
-        log("interrupted")
-        result["interrupted"] = True
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    result["summary"] = summarise(result["runs"])
-    result["total_s"] = time.monotonic() - t0
-    cc.save_json(result, out_json)
-    print()
-    print_runs(result["runs"])
-    print_summary(result["summary"])
-    print("\nJSON: %s\nlogs: %s" % (out_json, logdir))
-    return 0 if result["runs"] and all(r.get("ok") for r in result["runs"]) else 1
+
+    def add_summary(res):
+        res["summary"] = summarise(res["runs"])
+
+    def report(res):
+        print_runs(res["runs"])
+        print_summary(res["summary"])
+
+    return cc.run_and_report(result, t0, out_json, logdir, tmp, measure, add_summary, report)
 
 
 if __name__ == "__main__":
