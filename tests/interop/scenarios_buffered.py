@@ -139,6 +139,17 @@ def texts(msg):
     return [first_string(op.params) for op in (msg.ops or [])]
 
 
+def held_batch(first, batch, prefix, what, items):
+    """Checks that batch holds the BURST items named prefix0.. in order and left at least half a
+    SleepTime after the primer message first; returns the scenario's summary."""
+    check(batch.count == BURST and texts(batch) == names(prefix, BURST),
+          "batch of %s %s, expected the %d %s in order" % (batch.count, what, BURST, items))
+    gap = batch.time - first.time
+    check(gap >= SLEEP / 2, "the batch left %.0f ms after the primer: no hold of SleepTime=%d ms"
+          % (gap * 1000, SLEEP_MS))
+    return "1 batch of %d, %.0f ms after the primer" % (batch.count, gap * 1000)
+
+
 def wire(tap, direction=WireTap.UP, op="note"):
     """What the tap saw, for failure reasons."""
     return tap.summary(direction, op)
@@ -220,14 +231,9 @@ def buffered_client_batch(env):
               "router -> back end: %s, expected the primer then one batch" % tap.summary(WireTap.UP))
         first, batch = reqs
         check(first.request_id and first.request_id > 0, "primer forwarded with request id %s" % first.request_id)
-        check(batch.count == BURST and texts(batch) == names(prefix, BURST),
-              "batch of %s requests, expected the %d notes in order" % (batch.count, BURST))
         check(all(op.identity == "hello" and op.operation == "note" for op in batch.ops),
               "batch holds other requests: %s" % sorted({(op.identity, op.operation) for op in batch.ops}))
-        gap = batch.time - first.time
-        check(gap >= SLEEP / 2, "the batch left %.0f ms after the primer: no hold of SleepTime=%d ms"
-              % (gap * 1000, SLEEP_MS))
-        return "1 batch of %d, %.0f ms after the primer" % (batch.count, gap * 1000)
+        return held_batch(first, batch, prefix, "requests", "notes")
 
 
 @scenario
@@ -421,12 +427,7 @@ def buffered_callback_batch(env):
               "router -> client: %s, expected the primer then one batch" % callback_wire(tap))
         first, batch = reqs
         check(first.request_id > 0, "twoway primer callback forwarded with request id %s" % first.request_id)
-        check(batch.count == BURST and texts(batch) == names(prefix, BURST),
-              "batch of %s callbacks, expected the %d pings in order" % (batch.count, BURST))
-        gap = batch.time - first.time
-        check(gap >= SLEEP / 2, "the batch left %.0f ms after the primer: no hold of SleepTime=%d ms"
-              % (gap * 1000, SLEEP_MS))
-        return "1 batch of %d, %.0f ms after the primer" % (batch.count, gap * 1000)
+        return held_batch(first, batch, prefix, "callbacks", "pings")
 
 
 @scenario

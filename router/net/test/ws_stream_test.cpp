@@ -78,6 +78,17 @@ struct ws_pair : ::testing::Test {
         EXPECT_FALSE(ec) << why;
     }
 
+    // A raw client sends upgrade_head + `extra_headers`; the server must accept. @return the
+    // answer's head as the client read it.
+    std::string accepted_answer(ws_stream& server, const std::string& extra_headers) {
+        spawn([&]() -> asio::awaitable<void> { co_await accept_ok(server); });
+        std::string head;
+        std::thread raw([&] { head = raw_upgrade(upgrade_head + extra_headers + "\r\n"); });
+        run();
+        raw.join();
+        return head;
+    }
+
     // A raw client upgrades, sends `bytes` and hangs up (Beast's close handshake after a bad
     // frame waits for the peer's EOF). @return the error of the server's read.
     error_code read_error_after(ws_stream& server, const std::vector<std::uint8_t>& bytes) {
@@ -134,13 +145,7 @@ TEST_F(ws_pair, ice_peers_exchange_messages_one_frame_each) {
 
 TEST_F(ws_pair, answer_names_the_ice_protocol_only_when_asked) {
     ws_stream server(std::move(server_socket));
-    spawn([&]() -> asio::awaitable<void> {
-        co_await accept_ok(server);
-    });
-    std::string head;
-    std::thread raw([&] { head = raw_upgrade(upgrade_head + "Sec-WebSocket-Protocol: ice.zeroc.com\r\n\r\n"); });
-    run();
-    raw.join();
+    const std::string head = accepted_answer(server, "Sec-WebSocket-Protocol: ice.zeroc.com\r\n");
     EXPECT_EQ(head.rfind("HTTP/1.1 101 Switching Protocols\r\n", 0), 0u) << head;
     EXPECT_NE(head.find("Sec-WebSocket-Protocol: ice.zeroc.com\r\n"), std::string::npos) << head;
     // RFC 6455's example key and its accept value.
@@ -151,13 +156,7 @@ TEST_F(ws_pair, answer_names_the_ice_protocol_only_when_asked) {
 
 TEST_F(ws_pair, request_without_protocol_is_accepted_without_protocol_line) {
     ws_stream server(std::move(server_socket));
-    spawn([&]() -> asio::awaitable<void> {
-        co_await accept_ok(server);
-    });
-    std::string head;
-    std::thread raw([&] { head = raw_upgrade(upgrade_head + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"); });
-    run();
-    raw.join();
+    const std::string head = accepted_answer(server, "Sec-WebSocket-Extensions: permessage-deflate\r\n");
     EXPECT_EQ(head.rfind("HTTP/1.1 101", 0), 0u) << head;
     EXPECT_EQ(head.find("Sec-WebSocket-Protocol"), std::string::npos) << head;
     EXPECT_EQ(head.find("Sec-WebSocket-Extensions"), std::string::npos) << head;  // deflate never accepted
