@@ -8,6 +8,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,22 +90,33 @@ struct ws_pair : ::testing::Test {
         return head;
     }
 
-    // A raw client upgrades, sends `bytes` and hangs up (Beast's close handshake after a bad
-    // frame waits for the peer's EOF). @return the error of the server's read.
-    error_code read_error_after(ws_stream& server, const std::vector<std::uint8_t>& bytes) {
+    // A raw client upgrades, then does `client_side` (on its own thread), while the server
+    // accepts and reads one message. @return the read's error and the message.
+    std::pair<error_code, std::vector<std::byte>> read_once(ws_stream& server, const std::function<void()>& client_side) {
         error_code ec;
+        std::vector<std::byte> got;
         spawn([&]() -> asio::awaitable<void> {
             co_await accept_ok(server);
-            ec = (co_await server.read()).first;
+            auto [rec, data] = co_await server.read();
+            ec = rec;
+            got.assign(data.begin(), data.end());
         });
         std::thread raw([&] {
             raw_upgrade(upgrade_head + "\r\n");
-            asio::write(client, asio::buffer(bytes));
-            client.shutdown(tcp::socket::shutdown_send);
+            client_side();
         });
         run();
         raw.join();
-        return ec;
+        return {ec, std::move(got)};
+    }
+
+    // The client sends `bytes` and hangs up (Beast's close handshake after a bad frame waits
+    // for the peer's EOF). @return the error of the server's read.
+    error_code read_error_after(ws_stream& server, const std::vector<std::uint8_t>& bytes) {
+        return read_once(server, [&] {
+                   asio::write(client, asio::buffer(bytes));
+                   client.shutdown(tcp::socket::shutdown_send);
+               }).first;
     }
 
     // Raw client: writes `text`, then reads the HTTP answer head.
@@ -218,20 +230,11 @@ TEST_F(ws_pair, server_frames_are_unmasked_binary_with_minimal_length) {
 TEST_F(ws_pair, a_message_split_over_a_continuation_frame_is_read_whole) {
     ws_stream server(std::move(server_socket));
     const auto message = bytes_of(61, 9);
-    std::vector<std::byte> got;
-    spawn([&]() -> asio::awaitable<void> {
-        co_await accept_ok(server);
-        auto [ec, data] = co_await server.read();
-        EXPECT_FALSE(ec) << ec.message();
-        got.assign(data.begin(), data.end());
-    });
-    std::thread raw([&] {
-        raw_upgrade(upgrade_head + "\r\n");
+    const auto [ec, got] = read_once(server, [&] {
         asio::write(client, asio::buffer(client_frame(0x2, false, {message.begin(), message.begin() + 20})));
         asio::write(client, asio::buffer(client_frame(0x0, true, {message.begin() + 20, message.end()})));
     });
-    run();
-    raw.join();
+    EXPECT_FALSE(ec) << ec.message();
     EXPECT_EQ(got, message);
 }
 
@@ -240,22 +243,13 @@ TEST_F(ws_pair, a_message_split_over_a_continuation_frame_is_read_whole) {
 TEST_F(ws_pair, a_ping_gets_its_pong_and_the_next_message_is_read) {
     ws_stream server(std::move(server_socket));
     const auto message = bytes_of(14, 2);
-    std::vector<std::byte> got;
-    spawn([&]() -> asio::awaitable<void> {
-        co_await accept_ok(server);
-        auto [ec, data] = co_await server.read();
-        EXPECT_FALSE(ec) << ec.message();
-        got.assign(data.begin(), data.end());
-    });
     std::array<std::uint8_t, 4> pong{};
-    std::thread raw([&] {
-        raw_upgrade(upgrade_head + "\r\n");
+    const auto [ec, got] = read_once(server, [&] {
         asio::write(client, asio::buffer(client_frame(0x9, true, {std::byte{'h'}, std::byte{'i'}})));
         asio::write(client, asio::buffer(client_frame(0x2, true, message)));
         asio::read(client, asio::buffer(pong));
     });
-    run();
-    raw.join();
+    EXPECT_FALSE(ec) << ec.message();
     EXPECT_EQ(got, message);
     EXPECT_EQ(pong, (std::array<std::uint8_t, 4>{0x8a, 0x02, 'h', 'i'}));
 }
