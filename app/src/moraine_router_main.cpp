@@ -3,14 +3,17 @@
 // topic service, which reaches the router's sessions through net::session_directory.
 #include <moraine/app/app_config.hpp>
 #include <moraine/icestorm/topic_service.hpp>
+#include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
+#include <moraine/net/tls_context.hpp>
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/router/session_router.hpp>
 
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -69,14 +72,41 @@ app::app_config load(const po::variables_map& vm) {
     return cfg;
 }
 
+/// The log level: the command line's when given, else the file's, else info.
+void apply_log_level(const po::variables_map& vm, const app::app_config& cfg) {
+    const bool from_file = vm["log-level"].defaulted() && !cfg.runtime.log_level.empty();
+    spdlog::set_level(spdlog::level::from_str(from_file ? cfg.runtime.log_level : vm["log-level"].as<std::string>()));
+}
+
+/** SIGHUP: re-reads the configuration file and applies what can change under running sessions:
+    the password file, the filters (for new sessions), the TLS certificates (for new
+    handshakes) and the log level. A file that does not load, or a password file or certificate
+    that does not, is refused as a whole with a message; the configuration in force stays. */
+void reload(const po::variables_map& vm, net::shard_set& shards, router::session_router& glacier2) {
+    spdlog::info("SIGHUP: reloading the configuration");
+    try {
+        const auto fresh = load(vm);
+        for (const auto& w : fresh.warnings) spdlog::warn("{}", w);
+        // Everything that can fail comes first, so a refusal changes nothing.
+        std::shared_ptr<const net::tls_contexts> tls;
+        if (shards.tls()) tls = net::tls_contexts::create(fresh.runtime.tls);
+        glacier2.reload(fresh.router);
+        if (tls) shards.install_tls(std::move(tls));
+        apply_log_level(vm, fresh);
+        spdlog::info("reloaded {}: password file, filters, TLS certificates and log level; other keys take effect "
+                     "at the next start",
+                     fresh.source);
+    } catch (const std::exception& e) {
+        spdlog::error("reload refused, the configuration in force stays: {}", e.what());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int exit_code = 0;
     auto vm = parse_args(argc, argv, exit_code);
     if (!vm) return exit_code;
-    spdlog::set_level(spdlog::level::from_str((*vm)["log-level"].as<std::string>()));
-
     app::app_config cfg;
     try {
         cfg = load(*vm);
@@ -84,6 +114,7 @@ int main(int argc, char** argv) {
         std::cerr << "moraine-router: " << e.what() << "\n";
         return 1;
     }
+    apply_log_level(*vm, cfg);
     for (const auto& w : cfg.warnings) spdlog::warn("{}", w);  // each names its file and line
 
     // Block the stop signals in every thread; the main thread waits for them below.
@@ -92,11 +123,13 @@ int main(int argc, char** argv) {
     std::unique_ptr<net::shard_set> shards;
     std::unique_ptr<router::session_router> glacier2;
     std::unique_ptr<icestorm::topic_service> topics;
+    std::unique_ptr<net::metrics_server> metrics;
     try {
         shards = std::make_unique<net::shard_set>(std::make_shared<const net::runtime_config>(cfg.runtime));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
         if (cfg.topics.enabled) topics = std::make_unique<icestorm::topic_service>(*shards, cfg.topics, glacier2.get());
+        if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
         shards->start();
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
@@ -108,9 +141,20 @@ int main(int argc, char** argv) {
         spdlog::info("topic service {}: TopicManager {}, Publish {}", cfg.topics.instance_name,
                      endpoints_text(cfg.topics.topic_manager_endpoints), endpoints_text(cfg.topics.publish_endpoints));
 
-    const int sig = net::wait_for_stop_signal();
-    spdlog::info("signal {}: shutting down", sig);
-    shards->stop();
-    shards->join();
-    return 0;
+    for (;;) {
+        const int sig = net::wait_for_stop_signal();
+        if (sig == SIGHUP) {
+            reload(*vm, *shards, *glacier2);
+            continue;
+        }
+        const auto deadline = std::chrono::milliseconds(cfg.runtime.drain_timeout_ms);
+        spdlog::info("signal {}: draining (no new connections; requests in flight get up to {} ms)", sig,
+                     deadline.count());
+        if (const auto left = shards->drain(deadline); left > 0)
+            spdlog::warn("drain deadline passed with {} request(s) still in flight; closing anyway", left);
+        spdlog::info("shutting down");
+        shards->stop();
+        shards->join();
+        return 0;
+    }
 }

@@ -1,6 +1,7 @@
 // moraine-topics: the IceStorm-compatible topic service on its own, without the router.
 #include <moraine/app/app_config.hpp>
 #include <moraine/icestorm/topic_service.hpp>
+#include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
 #include <moraine/protocol/endpoint.hpp>
@@ -8,6 +9,7 @@
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -74,9 +76,13 @@ int main(int argc, char** argv) {
     try {
         net::shard_set shards(std::make_shared<const net::runtime_config>(cfg.runtime));
         icestorm::topic_service topics(shards, cfg.topics, nullptr);
+        std::unique_ptr<net::metrics_server> metrics;
+        if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(shards, cfg.runtime.metrics);
         shards.start();
         spdlog::info("moraine-topics ready: {} shard(s)", shards.size());
-        net::wait_for_stop_signal();
+        while (net::wait_for_stop_signal() == SIGHUP)
+            spdlog::info("SIGHUP: moraine-topics has nothing to reload (topics and subscribers live in memory)");
+        shards.drain(std::chrono::milliseconds(cfg.runtime.drain_timeout_ms));
         shards.stop();
         shards.join();
     } catch (const std::exception& e) {

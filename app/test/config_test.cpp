@@ -591,11 +591,55 @@ TEST_F(config_files, yaml_relative_password_path_is_relative_to_the_yaml_file) {
 TEST_F(config_files, yaml_unknown_keys_are_errors) {
     EXPECT_EQ(yaml_error(yaml_client + "sesion:\n  timeout: 3\n"),
               yaml_file() + ":3: sesion: unknown key (expected one of: instance_name, return_client_proxy, "
-                            "add_connection_context, session, client, server, auth, filters, threads, limits, tls, topics)");
+                            "add_connection_context, session, client, server, auth, filters, threads, drain_timeout_ms, "
+                            "log_level, limits, tls, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
                             "always_batch, sleep_time_ms, acm_timeout)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
+              std::string::npos);
+}
+
+TEST_F(config_files, operations_keys_from_yaml_and_properties) {
+    auto c = yaml(yaml_client + "metrics:\n  listen: \"127.0.0.1:9464\"\ndrain_timeout_ms: 500\nlog_level: debug\n"
+                                     "limits:\n  connections_per_address: 7\n"
+                                     "session:\n  max_sessions: 9\n  setups_per_second_per_address: 4\n"
+                                     "  login_backoff:\n    free_failures: 1\n    initial_ms: 200\n    max_ms: 800\n");
+    EXPECT_TRUE(c.runtime.metrics.enabled);
+    EXPECT_EQ(c.runtime.metrics.host, "127.0.0.1");
+    EXPECT_EQ(c.runtime.metrics.port, 9464);
+    EXPECT_EQ(c.runtime.drain_timeout_ms, 500);
+    EXPECT_EQ(c.runtime.log_level, "debug");
+    EXPECT_EQ(c.runtime.connections_per_address, 7u);
+    EXPECT_EQ(c.router.admission.sessions_max, 9u);
+    EXPECT_EQ(c.router.admission.setups_per_second, 4.0);
+    EXPECT_EQ(c.router.admission.backoff_free_failures, 1u);
+    EXPECT_EQ(c.router.admission.backoff_initial.count(), 200);
+    EXPECT_EQ(c.router.admission.backoff_max.count(), 800);
+    EXPECT_FALSE(yaml(yaml_client).runtime.metrics.enabled);  // off unless asked for
+    EXPECT_EQ(yaml(yaml_client + "metrics:\n  listen: 9999\n").runtime.metrics.host, "127.0.0.1");  // loopback by default
+
+    auto p = ice(client + "Moraine.Metrics.Listen=[::1]:0\nMoraine.Drain.Timeout=100\n"
+                        "Moraine.Log.Level=warn\nMoraine.Limits.ConnectionsPerAddress=3\nMoraine.Limits.Sessions=2\n"
+                        "Moraine.Limits.SessionSetupsPerSecond=5\nMoraine.LoginBackoff.FreeFailures=0\n"
+                        "Moraine.LoginBackoff.Initial=0\nMoraine.LoginBackoff.Max=10\n");
+    EXPECT_EQ(p.runtime.metrics.host, "::1");
+    EXPECT_EQ(p.runtime.metrics.port, 0);
+    EXPECT_EQ(p.runtime.drain_timeout_ms, 100);
+    EXPECT_EQ(p.runtime.log_level, "warn");
+    EXPECT_EQ(p.runtime.connections_per_address, 3u);
+    EXPECT_EQ(p.router.admission.sessions_max, 2u);
+    EXPECT_EQ(p.router.admission.setups_per_second, 5.0);
+    EXPECT_FALSE(p.router.admission.backoff_enabled());
+}
+
+TEST_F(config_files, operations_keys_refused_with_the_key) {
+    EXPECT_NE(yaml_error(yaml_client + "metrics:\n  listen: \"metrics.example:9464\"\n")
+                  .find("metrics.listen: 'metrics.example:9464': the host must be an IP address"),
+              std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + "metrics:\n  listen: \"127.0.0.1:99999\"\n").find("expected HOST:PORT"), std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + "log_level: loud\n").find("log_level: 'loud': expected trace"), std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + "session:\n  login_backoff:\n    initial: 5\n").find("session.login_backoff.initial: unknown key"),
               std::string::npos);
 }
 

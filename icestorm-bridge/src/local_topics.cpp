@@ -68,10 +68,12 @@ void local_topics::deliver_to_session(const event& ev, subscriber& s) {
     }
     if (c->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
         ++s.dropped;  // checked before the frame is built: a slow subscriber costs no allocation
+        ++events_dropped_;
         return;
     }
     sessions->deliver(*c, frame_for(ev, s.target, sessions->forwards_context()), s.twoway);
     ++s.delivered;
+    ++events_delivered_;
 }
 
 void local_topics::deliver_external(const event& ev, subscriber& s) {
@@ -83,6 +85,7 @@ void local_topics::deliver_external(const event& ev, subscriber& s) {
     }
     if (backend->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
         ++s.dropped;
+        ++events_dropped_;
         return;
     }
     net::reply_handler done;
@@ -93,6 +96,7 @@ void local_topics::deliver_external(const event& ev, subscriber& s) {
     }
     backend->send(frame_for(ev, s.target, true), std::move(done));
     ++s.delivered;
+    ++events_delivered_;
 }
 
 void local_topics::on_result(const std::string& topic, const std::string& key, const protocol::reply_view* r) {
@@ -120,7 +124,8 @@ void local_topics::reap() {
     dead_.clear();
     for (auto& [topic, key] : dead) {
         remove(topic, key);
-        svc_.shards().invoke_on(0, [svc = &svc_, topic, key](net::shard&) { svc->cat().forget(topic, key); });
+        // Init-captures: clang before 16 cannot capture structured bindings (P1091).
+        svc_.shards().invoke_on(0, [svc = &svc_, topic = topic, key = key](net::shard&) { svc->cat().forget(topic, key); });
     }
 }
 

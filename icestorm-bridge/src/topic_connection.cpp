@@ -25,7 +25,7 @@ bool topic_connection::on_frame(const protocol::frame_view& frame) {
             return true;
         });
     case message_type::close_connection:
-        close("peer closed the connection");
+        close(net::close_reason::peer_closed, "peer closed the connection");
         return false;
     case message_type::reply:
     case message_type::validate_connection:

@@ -5,6 +5,7 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
+#include <moraine/net/metrics.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
@@ -40,11 +41,26 @@ protocol::byte_buffer event_data_params(const event& ev) {
     return os.take();
 }
 
+constexpr net::metric_family delivered{"moraine_events_delivered_total", "counter",
+                                       "Topic events written to a subscriber (one per subscriber per event)."};
+constexpr net::metric_family dropped{"moraine_events_dropped_total", "counter",
+                                     "Topic events a slow subscriber missed (its queue was full)."};
+constexpr net::metric_family subscribers{"moraine_subscribers", "gauge", "Subscribers of the topic service."};
+constexpr net::metric_family topics{"moraine_topics", "gauge", "Topics of the topic service."};
+
 }  // namespace
 
 topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions)
     : shards_(shards), cfg_(std::move(cfg)), sessions_(sessions) {
-    for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
+    for (unsigned i = 0; i < shards_.size(); ++i) {
+        locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
+        shards_.at(i).add_collector([local = locals_.back().get(), first = i == 0](net::metric_sink& s) {
+            s.add(delivered, static_cast<double>(local->events_delivered()));
+            s.add(dropped, static_cast<double>(local->events_dropped()));
+            s.add(subscribers, static_cast<double>(local->subscriber_count()));
+            if (first) s.add(topics, static_cast<double>(local->topics().size()));  // every shard knows them all
+        });
+    }
     catalog_ = std::make_unique<icestorm::catalog>(*this);
     const auto& c = cfg_;
     auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
@@ -177,15 +193,21 @@ bool topic_service::forward_linked(topic_connection& c, const std::string& topic
     protocol::input_stream in(r.params.payload(), r.params.encoding);
     const auto n = in.read_size();
     std::vector<event_ptr> events;
-    for (std::int32_t i = 0; i < n && in.ok(); ++i) {
+    bool bad_data = false;
+    for (std::int32_t i = 0; i < n && in.ok() && !bad_data; ++i) {
         const auto op = in.read_string();
         const auto mode = r.params.encoding == protocol::encoding_1_0 ? in.read_byte()
                                                                        : static_cast<std::uint8_t>(in.read_size());
         const auto data = in.read_bytes(static_cast<std::size_t>(std::max(0, in.read_size())));
         const auto ctx = in.read_context();
-        if (in.ok()) events.push_back(make_event(topic, op, mode, data, ctx.raw, event_cost(ctx)));
+        // `data` becomes the params of the request every subscriber gets: it must be one whole
+        // encapsulation, as decode_request requires of a publisher's own params.
+        protocol::input_stream params(data);
+        (void)params.read_encapsulation();
+        bad_data = in.ok() && (!params.ok() || params.remaining() != 0);
+        if (in.ok() && !bad_data) events.push_back(make_event(topic, op, mode, data, ctx.raw, event_cost(ctx)));
     }
-    if (!in.ok()) {
+    if (!in.ok() || bad_data) {
         if (r.request_id != 0)
             c.enqueue(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
         return false;

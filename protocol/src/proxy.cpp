@@ -167,18 +167,21 @@ void write_proxy(output_stream& out, const proxy& p) {
     for (const endpoint& e : p.endpoints) write_endpoint(out, e);
 }
 
+// Appends piece by piece rather than `s += " -f " + piece`, which inserts the literal at the
+// front of the temporary (shifting it) before copying it: g++ 12 at -O3 flags that insert with a
+// bogus -Wrestrict (GCC bug 105329).
 std::string proxy_to_string(const proxy& p) {
     if (p.is_nil()) return {};
     std::string s = detail::quote_if(identity_to_string(p.id.view()), " :@");
-    if (!p.facet.empty()) s += " -f " + detail::quote_if(escaped(p.facet), " :@");
+    if (!p.facet.empty()) s.append(" -f ").append(detail::quote_if(escaped(p.facet), " :@"));
     s += mode_option(p.mode);
     if (p.secure) s += " -s";
-    if (p.protocol_version != encoding_version{1, 0}) s += " -p " + version_string(p.protocol_version);
-    s += " -e " + version_string(p.encoding);  // Ice always prints the encoding
+    if (p.protocol_version != encoding_version{1, 0}) s.append(" -p ").append(version_string(p.protocol_version));
+    s.append(" -e ").append(version_string(p.encoding));  // Ice always prints the encoding
     if (!p.endpoints.empty()) {
-        for (const endpoint& e : p.endpoints) s += ":" + endpoint_to_string(e);
+        for (const endpoint& e : p.endpoints) s.append(":").append(endpoint_to_string(e));
     } else if (!p.adapter_id.empty()) {
-        s += " @ " + detail::quote_if(escaped(p.adapter_id), " :@");
+        s.append(" @ ").append(detail::quote_if(escaped(p.adapter_id), " :@"));
     }
     return s;
 }

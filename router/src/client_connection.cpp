@@ -5,6 +5,7 @@
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/router/router_servant.hpp>
+#include <moraine/router/session_router.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
@@ -26,13 +27,18 @@ client_connection::~client_connection() = default;
 
 void client_connection::start() {
     local_.add_client(this);
-    ++home_.metrics().connections_accepted;
     start_accepted();
 }
 
 std::optional<net::ssl_info> client_connection::peer_ssl_info() {
     if (!transport_.secure()) return std::nullopt;
     return net::make_ssl_info(transport_.tls().native_handle(), socket_);
+}
+
+std::string client_connection::peer_address() const {
+    boost::system::error_code ec;
+    const auto ep = socket_.remote_endpoint(ec);
+    return ec ? std::string("(unknown)") : ep.address().to_string();
 }
 
 std::string client_connection::peer_subject() {
@@ -58,17 +64,20 @@ bool client_connection::on_frame(const protocol::frame_view& frame) {
     case protocol::message_type::validate_connection:
         return true;  // a heartbeat: never answered, it only refreshes last_activity
     case protocol::message_type::close_connection:
-        close("client closed the connection");
+        close(close_reason::peer_closed, "client closed the connection");
         return false;
     }
     return true;
 }
 
 bool client_connection::dispatch_request(const protocol::request_view& r, std::uint8_t compression) {
+    // Draining: neither answered nor forwarded. The close-connection message that follows
+    // tells the Ice client this request was never dispatched, so it retries it elsewhere.
+    if (local_.draining()) return true;
     if (is_router_identity(local_.cfg(), r.id)) return dispatch_router_request(*this, r, compression);
     if (!session_) {
         // Glacier2 answers a routed request without a session by dropping the connection.
-        close("request before a session exists");
+        close(close_reason::policy, "request before a session exists");
         return false;
     }
     forward(r, compression);
@@ -85,6 +94,11 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
     if (compression != 0) protocol::compress_for_peer(out);
     ++local_.metrics().replies_forwarded;
     enqueue(std::move(out));
+}
+
+std::size_t client_connection::in_flight() const noexcept {
+    return callbacks_.size() + (requests_.empty() ? 0 : 1) + (queued_callbacks_.empty() ? 0 : 1) +
+           (creating_session ? 1 : 0);
 }
 
 std::int32_t client_connection::next_callback_id() noexcept {
@@ -133,6 +147,7 @@ void client_connection::fail_callbacks() noexcept {
 void client_connection::set_session(std::unique_ptr<session::session> s) {
     session_ = std::move(s);
     local_.add_session(session_->category, this);
+    local_.router().session_opened();
     ++local_.metrics().sessions_created;
     spdlog::debug("session created for '{}' on shard {}", session_->user_id, home_.index());
 }
@@ -147,6 +162,7 @@ void client_connection::destroy_session() {
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     session_.reset();
+    local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }
 

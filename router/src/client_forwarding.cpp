@@ -206,7 +206,7 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
     if (queued_callbacks_.add(std::move(q))) ++local_.metrics().callbacks_overridden;
     if (queued_callbacks_.bytes() > home_.cfg().connection_queue_max) {
         ++home_.metrics().slow_consumers_closed;
-        close("slow consumer: buffered callbacks over the queue limit");
+        close(close_reason::slow_consumer, "slow consumer: buffered callbacks over the queue limit");
         return;
     }
     if (queued_callbacks_.bytes() >= home_.cfg().connection_queue_high) flush_callbacks();

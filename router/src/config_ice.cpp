@@ -114,6 +114,20 @@ void read_timeouts(const property_file& p, config& cfg) {
     p.read_int("Glacier2.RoutingTable.MaxSize", 0, INT_MAX, cfg.routing_table_max);
 }
 
+// Moraine's own limits on session set-up (docs/operations.md); glacier2router has none.
+void read_admission(const property_file& p, config& cfg) {
+    auto& a = cfg.admission;
+    p.read_int("Moraine.Limits.Sessions", 0, LLONG_MAX, a.sessions_max);
+    long long rate = 0, initial = a.backoff_initial.count(), max = a.backoff_max.count();
+    p.read_int("Moraine.Limits.SessionSetupsPerSecond", 0, 1000000, rate);
+    a.setups_per_second = static_cast<double>(rate);
+    p.read_int("Moraine.LoginBackoff.FreeFailures", 0, 1000000, a.backoff_free_failures);
+    p.read_int("Moraine.LoginBackoff.Initial", 0, INT_MAX, initial);
+    p.read_int("Moraine.LoginBackoff.Max", 0, INT_MAX, max);
+    a.backoff_initial = std::chrono::milliseconds(initial);
+    a.backoff_max = std::chrono::milliseconds(max);
+}
+
 void read_auth(const property_file& p, config& cfg, std::vector<std::string>& warnings) {
     const std::string* verifier = p.find("Glacier2.PermissionsVerifier");
     const std::string* crypt = p.find("Glacier2.CryptPasswords");
@@ -189,6 +203,7 @@ config read_config(const property_file& p, std::vector<std::string>& warnings) {
     read_endpoints(p, cfg);  // first: instance_name is needed to recognise NullPermissionsVerifier
     read_forwarding(p, cfg);
     read_timeouts(p, cfg);
+    read_admission(p, cfg);
     read_auth(p, cfg, warnings);
     read_filters(p, cfg);
     warn_about_keys(p, cfg, warnings);

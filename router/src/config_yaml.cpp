@@ -47,6 +47,19 @@ void read_session(yaml_section s, config& cfg) {
         detail::parse_proxy(v->text, v->at, "session.ssl_manager");
         cfg.ssl_session_manager = v->text;
     }
+    auto& a = cfg.admission;
+    s.read_size("max_sessions", a.sessions_max);
+    long long rate = 0;
+    s.read_int("setups_per_second_per_address", 0, 1000000, rate);
+    a.setups_per_second = static_cast<double>(rate);
+    auto b = s.section("login_backoff");
+    b.read_int("free_failures", 0, 1000000, a.backoff_free_failures);
+    long long initial = a.backoff_initial.count(), max = a.backoff_max.count();
+    b.read_int("initial_ms", 0, INT_MAX, initial);
+    b.read_int("max_ms", 0, INT_MAX, max);
+    a.backoff_initial = std::chrono::milliseconds(initial);
+    a.backoff_max = std::chrono::milliseconds(max);
+    b.finish();
     s.finish();
 }
 

@@ -45,12 +45,12 @@ struct call {
     /// Glacier2 drops a connection that calls a session-only operation without a session.
     bool require_session() const {
         if (c.current_session()) return true;
-        c.close(std::string("router operation '") + std::string(r.operation) + "' before a session exists");
+        c.close(close_reason::policy, std::string("router operation '") + std::string(r.operation) + "' before a session exists");
         return false;
     }
     bool malformed(const protocol::input_stream& in) const {
         if (in.ok()) return false;
-        c.close("malformed parameters for '" + std::string(r.operation) + "': " + in.error().message());
+        c.close(close_reason::protocol_error, "malformed parameters for '" + std::string(r.operation) + "': " + in.error().message());
         return true;
     }
 };
@@ -67,7 +67,7 @@ bool dispatch_object_ops(const call& k, std::span<const std::string_view> ids, s
     bool malformed = false;
     auto reply = answer_object_op(k.r, ids, most_derived, malformed);
     if (malformed) {
-        k.c.close("malformed parameters for '" + std::string(k.r.operation) + "'");
+        k.c.close(close_reason::protocol_error, "malformed parameters for '" + std::string(k.r.operation) + "'");
         return true;
     }
     if (!reply) return false;
@@ -110,7 +110,7 @@ void add_proxies(const call& k) {
     for (const auto& p : proxies) {
         if (!p.is_nil() && !s.filters.accepts_proxy(p)) {
             // Glacier2 answers a rejected proxy by dropping the connection (vector filter-address-reject).
-            k.c.close("addProxies: proxy rejected by Glacier2.Filter.Address / ProxySizeMax");
+            k.c.close(close_reason::policy, "addProxies: proxy rejected by Glacier2.Filter.Address / ProxySizeMax");
             return;
         }
     }

@@ -32,7 +32,7 @@ bool server_connection::on_frame(const protocol::frame_view& frame) {
             return true;
         });
     case message_type::close_connection:
-        close("back end closed the connection");
+        close(close_reason::peer_closed, "back end closed the connection");
         return false;
     case message_type::reply:               // nothing is ever sent to a back end on this connection
     case message_type::validate_connection: // heartbeat

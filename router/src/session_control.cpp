@@ -114,7 +114,7 @@ std::optional<protocol::byte_buffer> control_op(const protocol::request_view& r,
     if (r.operation == "destroy") {
         // The manager ends the session: Glacier2 then drops the client's connection too.
         auto reply = reply_void(r.request_id, enc);
-        c.close("session destroyed by its SessionControl");
+        c.close(net::close_reason::session_ended, "session destroyed by its SessionControl");
         return reply;
     }
     return std::nullopt;

@@ -31,6 +31,9 @@ struct pending_session {
     protocol::encoding_version enc;
     std::string user_id;                // createSessionFromSecureConnection: the certificate's subject
     std::optional<net::ssl_info> ssl;   // set for createSessionFromSecureConnection
+    std::string address;                // the client's, for the login back-off
+    bool password_login = false;        // a password was checked: its outcome feeds the back-off
+    session_router* router = nullptr;   // outlives every shard's work
 };
 
 /// Glacier2::SSLInfo, as SSLPermissionsVerifier::authorize and SSLSessionManager::create take it.
@@ -54,6 +57,8 @@ std::shared_ptr<client_connection> still_open(const pending_session& p) {
 
 void refuse(client_connection& c, const pending_session& p, std::string_view type_id, std::string_view reason) {
     spdlog::debug("createSession for '{}' refused: {}", p.user_id, reason);
+    auto& m = c.local().metrics();
+    ++(type_id == permission_denied_id ? m.auth_failures : m.sessions_refused);
     c.enqueue(reply_user_exception(p.request_id, p.enc, type_id, reason, true));
 }
 
@@ -120,6 +125,13 @@ void call_session_manager(client_connection& c, pending_session p) {
 /// Authentication finished on the connection's shard.
 void authenticated(pending_session p, bool ok, std::string_view reason) {
     auto c = still_open(p);
+    if (p.password_login) {  // even if the client left: a guesser must not escape by hanging up
+        auto& gate = (c ? c->local().router() : *p.router).admission();
+        if (ok)
+            gate.succeeded(p.address, p.user_id);
+        else
+            gate.failed(p.address, p.user_id, std::chrono::steady_clock::now());
+    }
     if (!c) return;
     if (!ok) return refuse(*c, p, permission_denied_id, reason);
     const auto& cfg = c->local().cfg();
@@ -128,11 +140,39 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
     reply_created(*c, p);
 }
 
+/** The set-up limits, checked before any authentication work: the router-wide session limit,
+    the set-up rate per address and the login back-off (session::admission). A refusal is
+    answered at once, with a log line. @return false after refusing. */
+bool admitted(client_connection& c, const pending_session& p) {
+    auto& router = c.local().router();
+    const auto& limits = c.local().cfg().admission;
+    if (limits.sessions_max > 0 && router.sessions_open() >= limits.sessions_max) {
+        spdlog::warn("createSession from {} refused: the session limit ({}) is reached", p.address, limits.sessions_max);
+        refuse(c, p, cannot_create_session_id, "the router's session limit is reached");
+        return false;
+    }
+    const auto r = router.admission().check(p.address, p.user_id, std::chrono::steady_clock::now());
+    if (!r) return true;
+    const auto ms = r.retry_after.count();
+    using kind = session::admission_refusal::kind;
+    if (r.why == kind::rate) {
+        spdlog::info("createSession from {} refused: over {}/s session set-ups from that address", p.address,
+                     limits.setups_per_second);
+        refuse(c, p, cannot_create_session_id,
+               "too many session set-ups from this address; retry in " + std::to_string(ms) + " ms");
+        return false;
+    }
+    spdlog::info("createSession for '{}' from {} refused: login back-off after failed logins ({} {} ms)", p.user_id,
+                 p.address, r.why == kind::backoff_user ? "user waits" : "address waits", ms);
+    refuse(c, p, permission_denied_id, "too many failed logins; retry in " + std::to_string(ms) + " ms");
+    return false;
+}
+
 /// crypt(3) takes milliseconds: run it on the blocking pool, then come back to the shard.
 void check_crypt_password(session_shard& local, pending_session p, std::string password) {
     auto& set = local.io().set();
     const unsigned owner = local.io().index();
-    const auto* passwords = local.router().passwords();
+    auto passwords = local.passwords();  // owned by the task: a reload may replace the shard's
     asio::post(set.blocking_pool(), [&set, passwords, owner, p = std::move(p), password = std::move(password)]() mutable {
         const bool ok = passwords && passwords->check(p.user_id, password);
         set.invoke_on(owner, [p = std::move(p), ok](shard&) mutable {
@@ -190,8 +230,10 @@ void check_with_ssl_verifier(session_shard& local, pending_session p) {
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
                     std::string user_id, std::string password) {
     auto& local = c.local();
-    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}};
+    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}, c.peer_address(), false, &local.router()};
+    if (!admitted(c, p)) return;
     c.creating_session = true;
+    p.password_login = local.cfg().auth == auth_mode::crypt_file || local.cfg().auth == auth_mode::verifier;
     switch (local.cfg().auth) {
     case auth_mode::allow_all:
         return authenticated(std::move(p), true, {});
@@ -208,7 +250,8 @@ void create_session(client_connection& c, std::int32_t request_id, protocol::enc
 void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc) {
     auto& local = c.local();
     const auto& cfg = local.cfg();
-    pending_session p{c.shared(), request_id, enc, {}, {}};
+    pending_session p{c.shared(), request_id, enc, {}, {}, c.peer_address(), false, &local.router()};
+    if (!admitted(c, p)) return;
     c.creating_session = true;
     if (cfg.ssl_permissions_verifier.empty())
         return authenticated(std::move(p), false, "no configured ssl permissions verifier");

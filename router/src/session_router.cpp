@@ -14,9 +14,9 @@ bool same_address(const protocol::endpoint& a, const protocol::endpoint& b) {
 }  // namespace
 
 session_router::session_router(net::shard_set& shards, std::shared_ptr<const config> cfg)
-    : shards_(shards), cfg_(std::move(cfg)) {
+    : shards_(shards), cfg_(std::move(cfg)), admission_(cfg_->admission) {
     if (cfg_->auth == auth_mode::crypt_file)
-        passwords_ = std::make_unique<session::crypt_password_file>(
+        passwords_ = std::make_shared<const session::crypt_password_file>(
             session::crypt_password_file::load(cfg_->crypt_passwords));
     for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<session_shard>(*this, shards_.at(i)));
     server_endpoints_ = cfg_->server_published_endpoints.empty() ? cfg_->server_endpoints
@@ -34,6 +34,23 @@ void session_router::start() {
     });
     if (cfg_->server_published_endpoints.empty()) server_endpoints_ = bound;
     for (auto& l : locals_) l->start();
+}
+
+void session_router::reload(const config& fresh) {
+    auto next = std::make_shared<config>(*cfg_);
+    next->filters = fresh.filters;
+    next->admission = fresh.admission;
+    std::shared_ptr<const session::crypt_password_file> passwords;
+    if (next->auth == auth_mode::crypt_file) {
+        // The path as configured now; a bad file throws here, before anything changes.
+        next->crypt_passwords = fresh.auth == auth_mode::crypt_file ? fresh.crypt_passwords : cfg_->crypt_passwords;
+        passwords = std::make_shared<const session::crypt_password_file>(
+            session::crypt_password_file::load(next->crypt_passwords));
+    }
+    admission_.set_limits(next->admission);
+    std::shared_ptr<const config> installed = std::move(next);
+    for (unsigned i = 0; i < shards_.size(); ++i)
+        shards_.invoke_on(i, [this, installed, passwords](net::shard& sh) { local(sh.index()).reconfigure(installed, passwords); });
 }
 
 unsigned session_router::owner_of(std::string_view category) const noexcept {

@@ -16,11 +16,35 @@ namespace moraine::router {
 namespace {
 constexpr std::size_t category_length = 20;
 constexpr unsigned printable_first = 33, printable_count = 94;  // '!'..'~', as Glacier2's categories
+
+constexpr net::metric_family sessions{"moraine_sessions", "gauge", "Glacier2 sessions open."};
+constexpr net::metric_family clients{"moraine_client_connections", "gauge", "Client connections open, with or without a session."};
+constexpr net::metric_family created{"moraine_sessions_created_total", "counter", "Glacier2 sessions created."};
+constexpr net::metric_family destroyed{"moraine_sessions_destroyed_total", "counter", "Glacier2 sessions ended."};
+constexpr net::metric_family auth_failures{"moraine_auth_failures_total", "counter",
+                                           "createSession calls refused by authentication (PermissionDeniedException)."};
+constexpr net::metric_family refused{"moraine_sessions_refused_total", "counter",
+                                     "createSession calls refused otherwise (CannotCreateSessionException)."};
+constexpr net::metric_family requests{"moraine_requests_forwarded_total", "counter",
+                                      "Client requests forwarded to back ends."};
+constexpr net::metric_family replies{"moraine_replies_forwarded_total", "counter",
+                                     "Back-end replies relayed to clients."};
+constexpr net::metric_family callbacks{"moraine_callbacks_forwarded_total", "counter",
+                                       "Back-end requests (callbacks) forwarded to clients."};
+constexpr net::metric_family overridden{"moraine_requests_overridden_total", "counter",
+                                        "Buffered requests replaced by a newer one with the same _ovrd key."};
+constexpr net::metric_family callbacks_overridden{"moraine_callbacks_overridden_total", "counter",
+                                                  "Buffered callbacks replaced by a newer one with the same _ovrd key."};
 }  // namespace
 
-session_shard::session_shard(session_router& router, net::shard& io) : router_(router), io_(io) {}
+session_shard::session_shard(session_router& router, net::shard& io)
+    : router_(router), io_(io), cfg_(router.shared_cfg()), passwords_(router.passwords()) {}
 
-const config& session_shard::cfg() const noexcept { return router_.cfg(); }
+void session_shard::reconfigure(std::shared_ptr<const config> cfg,
+                                std::shared_ptr<const session::crypt_password_file> passwords) {
+    cfg_ = std::move(cfg);
+    passwords_ = std::move(passwords);
+}
 
 std::string session_shard::new_category() {
     // Random and unguessable: knowing a category lets a back end call into that client.
@@ -48,7 +72,33 @@ client_connection* session_shard::find_session(std::string_view category) const 
     return it == sessions_.end() ? nullptr : it->second;
 }
 
+void session_shard::collect(net::metric_sink& s) const {
+    const auto n = [](auto v) { return static_cast<double>(v); };
+    s.add(sessions, n(sessions_.size()));
+    s.add(clients, n(clients_.size()));
+    s.add(created, n(metrics_.sessions_created));
+    s.add(destroyed, n(metrics_.sessions_destroyed));
+    s.add(auth_failures, n(metrics_.auth_failures));
+    s.add(refused, n(metrics_.sessions_refused));
+    s.add(requests, n(metrics_.requests_forwarded));
+    s.add(replies, n(metrics_.replies_forwarded));
+    s.add(callbacks, n(metrics_.callbacks_forwarded));
+    s.add(overridden, n(metrics_.requests_overridden));
+    s.add(callbacks_overridden, n(metrics_.callbacks_overridden));
+}
+
 void session_shard::start() {
+    io_.add_collector([this](net::metric_sink& s) { collect(s); });
+    io_.add_drain(net::drain_hooks{
+        [this] { draining_ = true; },
+        [this] {
+            std::size_t n = 0;
+            for (const auto* c : clients_) n += c->in_flight();
+            return n;
+        },
+        [this] {
+            for (auto* c : clients_) c->flush_queues();
+        }});
     io_.on_stop([this] { close_clients("router shutting down"); });
     // An ACM timeout of 0 means "never close idle connections", as in Ice.
     if (cfg().acm_timeout_s > 0) net::asio::co_spawn(io_.io(), idle_sweep(), net::report_bug);
@@ -56,7 +106,7 @@ void session_shard::start() {
 
 void session_shard::close_clients(std::string_view why) {
     std::vector<client_connection*> open(clients_.begin(), clients_.end());
-    for (auto* c : open) c->close(why);
+    for (auto* c : open) c->close(net::close_reason::shutdown, why);
 }
 
 net::asio::awaitable<void> session_shard::idle_sweep() {
@@ -73,7 +123,7 @@ net::asio::awaitable<void> session_shard::idle_sweep() {
         std::vector<client_connection*> idle;
         for (auto* c : clients_)
             if (now - c->last_activity() >= timeout) idle.push_back(c);
-        for (auto* c : idle) c->close("session timeout: idle");
+        for (auto* c : idle) c->close(net::close_reason::idle, "session timeout: idle");
     }
 }
 

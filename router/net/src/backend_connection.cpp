@@ -23,7 +23,7 @@ std::string connection_lost_text(std::string_view why) {
 /// ssl and wss endpoints get TLS with the client context (backend_pool only picks one when TLS
 /// is set up); ws and wss a WebSocket.
 transport transport_for(shard& home, const protocol::endpoint& ep) {
-    return transport(tcp::socket(home.executor()), kind_of(ep), ep.secure() ? home.set().tls() : nullptr, false);
+    return transport(tcp::socket(home.executor()), kind_of(ep), ep.secure() ? home.tls() : nullptr, false);
 }
 
 }  // namespace
@@ -50,7 +50,7 @@ asio::awaitable<void> backend_connection::connect() {
                                                           nothrow_awaitable);
     if (closed()) co_return;
     if (rec || results.empty()) {
-        close("::Ice::DNSException:\nDNS error: " + rec.message() + "\nhost: " + endpoint_.host);
+        close(close_reason::io_error, "::Ice::DNSException:\nDNS error: " + rec.message() + "\nhost: " + endpoint_.host);
         co_return;
     }
     // Bound connection establishment, as Ice's connect timeout does; cancelled by close() or validation.
@@ -58,12 +58,12 @@ asio::awaitable<void> backend_connection::connect() {
     deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
         if (ec) return;
         if (auto c = std::static_pointer_cast<backend_connection>(weak.lock()); c && !c->validated_)
-            c->close("::Ice::ConnectTimeoutException:\ntimeout while establishing a connection");
+            c->close(close_reason::io_error, "::Ice::ConnectTimeoutException:\ntimeout while establishing a connection");
     });
     auto [cec, ep] = co_await asio::async_connect(socket_, results, nothrow_awaitable);
     if (closed()) co_return;
     if (cec) {
-        close(cec == asio::error::connection_refused ? std::string(connection_refused_text)
+        close(close_reason::io_error, cec == asio::error::connection_refused ? std::string(connection_refused_text)
                                                      : connection_lost_text(cec.message()));
         co_return;
     }
@@ -73,7 +73,7 @@ asio::awaitable<void> backend_connection::connect() {
         const auto hec = co_await client_handshake(endpoint_.host);
         if (closed()) co_return;
         if (hec) {
-            close("::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + hec.message());
+            close(close_reason::handshake, "::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + hec.message());
             co_return;
         }
     }
@@ -81,7 +81,7 @@ asio::awaitable<void> backend_connection::connect() {
         const auto wec = co_await client_upgrade(endpoint_);
         if (closed()) co_return;
         if (wec) {
-            close(connection_lost_text("WebSocket upgrade failed: " + wec.message()));
+            close(close_reason::handshake, connection_lost_text("WebSocket upgrade failed: " + wec.message()));
             co_return;
         }
     }
@@ -92,7 +92,7 @@ bool backend_connection::on_frame(const protocol::frame_view& frame) {
     using protocol::message_type;
     if (!validated_) {
         if (frame.header.type != message_type::validate_connection) {
-            close("back end did not validate the connection");
+            close(close_reason::protocol_error, "back end did not validate the connection");
             return false;
         }
         validated_ = true;
@@ -109,7 +109,7 @@ bool backend_connection::on_frame(const protocol::frame_view& frame) {
         return true;
     }
     case message_type::close_connection:
-        close("back end closed the connection");
+        close(close_reason::peer_closed, "back end closed the connection");
         return false;
     case message_type::validate_connection:
         return true;  // heartbeat
@@ -130,7 +130,11 @@ void backend_connection::on_reply(const protocol::reply_view& r) {
         p.done(&r, {});
         return;
     }
-    if (auto c = p.client.lock()) c->relay_reply(p.client_request_id, r, p.compression);
+    if (auto c = p.client.lock()) {
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - p.sent;
+        home().metrics().forward_latency.observe(took.count());
+        c->relay_reply(p.client_request_id, r, p.compression);
+    }
 }
 
 std::int32_t backend_connection::next_request_id() noexcept {
@@ -161,7 +165,7 @@ enqueue_result backend_connection::forward_message(protocol::byte_buffer message
     if (twoway) {
         const std::int32_t id = next_request_id();
         std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
-        pending_.emplace(id, pending{client, client_request_id, compression, {}});
+        pending_.emplace(id, pending{client, client_request_id, compression, {}, std::chrono::steady_clock::now()});
     }
     if (compress) protocol::compress_for_peer(message);
     return enqueue(std::move(message));
@@ -175,7 +179,7 @@ enqueue_result backend_connection::send(outbound_frame f, reply_handler done) {
     if (done) {
         const std::int32_t id = next_request_id();
         std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
-        pending_.emplace(id, pending{{}, 0, 0, std::move(done)});
+        pending_.emplace(id, pending{{}, 0, 0, std::move(done), {}});
     }
     return enqueue(std::move(f));
 }

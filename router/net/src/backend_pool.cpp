@@ -33,7 +33,7 @@ std::string no_endpoint_text(const protocol::proxy& p) {
 }
 
 std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure, bool secure_only) {
-    const auto* ep = usable_endpoint(p, home_.set().tls() != nullptr, secure_only);
+    const auto* ep = usable_endpoint(p, home_.tls() != nullptr, secure_only);
     if (!ep) {
         failure = no_endpoint_text(p);
         return nullptr;
@@ -52,10 +52,16 @@ void backend_pool::remove(const std::string& key, const backend_connection* c) n
     if (it != connections_.end() && it->second.get() == c) connections_.erase(it);
 }
 
+std::size_t backend_pool::in_flight() const noexcept {
+    std::size_t n = 0;
+    for (const auto& [key, c] : connections_) n += c->in_flight();
+    return n;
+}
+
 void backend_pool::close_all() {
     auto all = std::move(connections_);
     connections_.clear();
-    for (auto& [key, c] : all) c->close("router shutting down");
+    for (auto& [key, c] : all) c->close(close_reason::shutdown, "router shutting down");
 }
 
 void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,

@@ -3,6 +3,7 @@
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/error.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
 #include <moraine/net/ws_stream.hpp>
 
@@ -34,13 +35,18 @@ ice_connection::ice_connection(shard& home, transport t)
       out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
       wakeup_(home.executor(), std::chrono::steady_clock::time_point::max()),
       resume_(home.executor(), std::chrono::steady_clock::time_point::max()),
-      last_activity_(std::chrono::steady_clock::now()) {}
+      last_activity_(std::chrono::steady_clock::now()) {
+    ++home_.metrics().connections_open;
+}
 
-ice_connection::~ice_connection() = default;
+ice_connection::~ice_connection() {
+    if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
+}
 
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
 
 void ice_connection::start_loops() {
+    loops_started_ = true;
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
     // TLS and WebSocket writes go through their stream, never around it.
@@ -66,7 +72,7 @@ bool ice_connection::write_now(outbound_frame& f) {
     const std::size_t n = socket_.write_some(bufs, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
     if (ec) {
-        close(ec.message());
+        close(close_reason::io_error, ec.message());
         return true;
     }
     if (n == f.size()) return true;
@@ -81,6 +87,10 @@ bool ice_connection::write_now(outbound_frame& f) {
 }
 
 void ice_connection::start_accepted() {
+    ++home_.metrics().connections_accepted;
+    accepted_ = true;
+    home_.add_accepted(this);
+    if (!admit()) return;
     if (transport_.secure() || transport_.websocket()) {
         asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_handshakes(); },
                        report_bug);
@@ -91,6 +101,25 @@ void ice_connection::start_accepted() {
     start_loops();
 }
 
+bool ice_connection::admit() {
+    if (home_.cfg().connections_per_address == 0) return true;
+    boost::system::error_code ec;
+    const auto peer = socket_.remote_endpoint(ec);
+    if (ec) {
+        close(close_reason::peer_closed, "peer gone before its connection was admitted");
+        return false;
+    }
+    if (!home_.set().admit_connection(peer.address())) {
+        // Before any byte: an Ice client sees the connection closed, as for a full backlog.
+        spdlog::warn("connection from {} refused: {} connections from that address are open (connections_per_address)",
+                     peer.address().to_string(), home_.cfg().connections_per_address);
+        close(close_reason::policy, "too many connections from one address");
+        return false;
+    }
+    counted_from_ = peer.address();
+    return true;
+}
+
 asio::awaitable<void> ice_connection::accept_handshakes() {
     // The handshakes run as one more coroutine of the shard: they never block other
     // connections, and a peer that stalls or sends garbage is closed at the deadline or on the
@@ -99,14 +128,14 @@ asio::awaitable<void> ice_connection::accept_handshakes() {
     asio::steady_timer deadline(home_.executor(), std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
     deadline.async_wait([weak = weak_from_this(), tls, ws](boost::system::error_code ec) {
         if (auto c = weak.lock(); c && !ec)
-            c->close(tls && ws ? "TLS handshake or WebSocket upgrade timed out"
+            c->close(close_reason::handshake, tls && ws ? "TLS handshake or WebSocket upgrade timed out"
                                : ws ? "WebSocket upgrade timed out" : "TLS handshake timed out");
     });
     if (tls) {
         auto [ec] = co_await transport_.tls().async_handshake(asio::ssl::stream_base::server, nothrow_awaitable);
         if (closed_) co_return;
         if (ec) {
-            close("TLS handshake failed: " + ec.message());
+            close(close_reason::handshake, "TLS handshake failed: " + ec.message());
             co_return;
         }
     }
@@ -117,7 +146,8 @@ asio::awaitable<void> ice_connection::accept_handshakes() {
         if (ec) {
             // Worth a line: a browser or proxy misconfigured in front of the router shows here.
             if (!why.empty()) spdlog::info("WebSocket connection from {} refused: {}", transport_.ws().peer(), why);
-            close(why.empty() ? std::string("peer closed before its WebSocket upgrade") : why);
+            if (why.empty()) close(close_reason::peer_closed, "peer closed before its WebSocket upgrade");
+            else close(close_reason::handshake, why);
             co_return;
         }
     }
@@ -140,25 +170,53 @@ asio::awaitable<boost::system::error_code> ice_connection::client_upgrade(const 
 
 bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
     ++home_.metrics().protocol_errors;
-    close(std::string(what) + ": " + ec.message());
+    close(close_reason::protocol_error, std::string(what) + ": " + ec.message());
     return false;
 }
 
 enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
+    if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
     if (write_now(f)) return enqueue_result::queued;
+    const std::size_t size = f.size();
     const auto r = out_.push(std::move(f));
     if (r == enqueue_result::over_limit) {
         ++home_.metrics().slow_consumers_closed;
-        close("slow consumer: outbound queue over its limit");
+        close(close_reason::slow_consumer, "slow consumer: outbound queue over its limit");
         return r;
     }
+    home_.metrics().queue_bytes += size;
     wake_writer();
     return r;
 }
 
-void ice_connection::close(std::string_view why) {
+void ice_connection::close_gracefully() {
+    if (closed_ || closing_) return;
+    if (!loops_started_) {  // still in its TLS handshake or WebSocket upgrade: no Ice byte sent yet
+        close(close_reason::shutdown, "router shutting down");
+        return;
+    }
+    enqueue(protocol::byte_buffer(protocol::close_connection_message.begin(), protocol::close_connection_message.end()));
+    if (closed_) return;
+    closing_ = true;
+    close_pending_ = !out_.empty();
+    if (close_pending_) ++home_.metrics().close_messages_pending;
+}
+
+void ice_connection::close_message_written() noexcept {
+    if (!std::exchange(close_pending_, false)) return;
+    --home_.metrics().close_messages_pending;
+}
+
+void ice_connection::close(close_reason reason, std::string_view why) {
     if (std::exchange(closed_, true)) return;
+    auto& m = home_.metrics();
+    --m.connections_open;
+    if (accepted_) home_.remove_accepted(this);
+    if (counted_from_) home_.set().release_connection(*counted_from_);
+    close_message_written();  // or abandoned: either way no longer pending
+    ++m.closed[static_cast<std::size_t>(reason)];
+    m.queue_bytes -= out_.bytes();  // the frames stay until the connection is freed, but no longer wait
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // both loops wake with operation_aborted and return
@@ -171,21 +229,22 @@ asio::awaitable<void> ice_connection::read_loop() {
     boost::system::error_code ec;
     auto& scratch = home_.scratch();
     while (!closed_) {
-        if (reads_paused()) {
+        if (closing_ || reads_paused()) {
             co_await resume_.async_wait(nothrow_awaitable);
             continue;
         }
         auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
         if (closed_) co_return;
         if (wec) {
-            close(wec.message());
+            close(close_reason::io_error, wec.message());
             co_return;
         }
         // No co_await between this read and the end of dispatch: the shared scratch is ours.
         const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
         if (ec) {
-            close(ec == asio::error::eof ? "peer closed the connection" : ec.message());
+            if (ec == asio::error::eof) close(close_reason::peer_closed, "peer closed the connection");
+            else close(close_reason::io_error, ec.message());
             co_return;
         }
         last_activity_ = std::chrono::steady_clock::now();
@@ -236,7 +295,7 @@ bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
 asio::awaitable<void> ice_connection::tls_read_loop() {
     std::vector<std::byte> buffer(tls_read_bytes);
     while (!closed_) {
-        if (reads_paused()) {
+        if (closing_ || reads_paused()) {
             co_await resume_.async_wait(nothrow_awaitable);
             continue;
         }
@@ -244,7 +303,8 @@ asio::awaitable<void> ice_connection::tls_read_loop() {
         if (closed_) co_return;
         if (ec) {
             const bool eof = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-            close(eof ? "peer closed the connection" : ec.message());
+            if (eof) close(close_reason::peer_closed, "peer closed the connection");
+            else close(close_reason::io_error, ec.message());
             co_return;
         }
         last_activity_ = std::chrono::steady_clock::now();
@@ -256,7 +316,7 @@ asio::awaitable<void> ice_connection::ws_read_loop() {
     auto& ws = transport_.ws();
     ws.read_limit(home_.cfg().message_size_max);
     while (!closed_) {
-        if (reads_paused()) {
+        if (closing_ || reads_paused()) {
             co_await resume_.async_wait(nothrow_awaitable);
             continue;
         }
@@ -275,7 +335,7 @@ void ice_connection::close_ws(const boost::system::error_code& ec) {
     namespace websocket = boost::beast::websocket;
     if (ec == websocket::error::closed || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
         ec == asio::error::connection_reset || ec == asio::error::not_connected || ec == asio::error::broken_pipe) {
-        close("peer closed the connection");
+        close(close_reason::peer_closed, "peer closed the connection");
         return;
     }
     std::string what = ec == boost::system::errc::protocol_error ? "WebSocket text frame (Ice sends binary frames only)"
@@ -283,7 +343,7 @@ void ice_connection::close_ws(const boost::system::error_code& ec) {
                                                                   : "WebSocket protocol error: " + ec.message();
     spdlog::info("WebSocket connection from {} closed: {}", transport_.ws().peer(), what);
     ++home_.metrics().protocol_errors;
-    close(what);
+    close(close_reason::protocol_error, what);
 }
 
 asio::awaitable<boost::system::error_code> ice_connection::write_ws_frames() {
@@ -324,10 +384,14 @@ asio::awaitable<void> ice_connection::write_loop() {
         const auto ec = transport_.websocket() ? co_await write_ws_frames() : co_await write_batch(batch);
         if (closed_) co_return;
         if (ec) {
-            close(ec.message());
+            close(close_reason::io_error, ec.message());
             co_return;
         }
-        if (out_.consume_gathered()) on_drained();
+        const std::size_t before = out_.bytes();
+        const bool drained = out_.consume_gathered();
+        home_.metrics().queue_bytes -= before - out_.bytes();
+        if (drained) on_drained();
+        if (out_.empty() && close_pending_) close_message_written();
         if (out_.empty() && !closed_) on_written();
     }
 }

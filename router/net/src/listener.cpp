@@ -21,21 +21,24 @@ tcp::endpoint resolve_local(asio::io_context& io, const protocol::endpoint& ep) 
     return results.begin()->endpoint();
 }
 
-asio::awaitable<void> accept_loop(shard& sh, tcp::acceptor acceptor, transport_kind kind,
-                                  std::shared_ptr<const tls_contexts> tls, accept_handler on_accept) {
+asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acceptor, transport_kind kind,
+                                  accept_handler on_accept) {
+    const bool secure = kind == transport_kind::ssl || kind == transport_kind::wss;
     for (;;) {
-        auto [ec, socket] = co_await acceptor.async_accept(nothrow_awaitable);
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        auto [ec, socket] = co_await acceptor->async_accept(nothrow_awaitable);
+        if (ec == asio::error::operation_aborted || !acceptor->is_open()) co_return;
         if (ec) {
             // EMFILE and friends: log, breathe, keep serving the connections we have.
             spdlog::warn("accept failed: {}", ec.message());
             asio::steady_timer pause(sh.executor(), std::chrono::milliseconds(50));
             co_await pause.async_wait(nothrow_awaitable);
+            if (!acceptor->is_open()) co_return;
             continue;
         }
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        on_accept(sh, transport(std::move(socket), kind, tls, true));
+        // The shard's current contexts: a reload's new certificate serves the next handshake.
+        on_accept(sh, transport(std::move(socket), kind, secure ? sh.tls() : nullptr, true));
     }
 }
 
@@ -68,9 +71,11 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     return acceptor;
 }
 
-void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, std::shared_ptr<const tls_contexts> tls,
-                     accept_handler on_accept) {
-    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(acceptor), kind, std::move(tls), std::move(on_accept)),
+void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, accept_handler on_accept) {
+    // Shared with the shard, which closes it to stop accepting (drain, stop).
+    auto shared = std::make_shared<tcp::acceptor>(std::move(acceptor));
+    sh.add_acceptor(shared);
+    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(shared), kind, std::move(on_accept)),
                    report_bug);
 }
 

@@ -2,8 +2,11 @@
 
 #include <moraine/net/tls_context.hpp>
 
+#include <boost/asio/ip/address.hpp>
+
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 namespace moraine::net {
 
@@ -99,6 +102,38 @@ tls_config read_tls(yaml_section& root, const std::filesystem::path& dir) {
     return t;
 }
 
+/// "HOST:PORT", "[V6]:PORT" or "PORT" (loopback). The host must be an IP address: the
+/// endpoint exposes the router's internals, so where it listens is spelled out, never resolved.
+metrics_config parse_metrics_listen(const std::string& text, const std::string& at, const std::string& key) {
+    metrics_config m;
+    m.enabled = true;
+    std::string host, port = text;
+    if (const auto colon = text.rfind(':'); colon != std::string::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    }
+    if (!host.empty()) {
+        boost::system::error_code ec;
+        boost::asio::ip::make_address(host, ec);
+        if (ec) throw config_error(at, key, "'" + text + "': the host must be an IP address such as 127.0.0.1");
+        m.host = host;
+    }
+    char* end = nullptr;
+    const long n = std::strtol(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || n < 0 || n > 65535)
+        throw config_error(at, key, "'" + text + "': expected HOST:PORT with a port from 0 to 65535");
+    m.port = static_cast<unsigned short>(n);
+    return m;
+}
+
+/// One of spdlog's level names, so a typo stops start-up (or a reload) instead of logging at "off".
+std::string check_log_level(const std::string& level, const std::string& at, const std::string& key) {
+    for (const char* ok : {"trace", "debug", "info", "warn", "error", "critical", "off"})
+        if (level == ok) return level;
+    throw config_error(at, key, "'" + level + "': expected trace, debug, info, warn, error, critical or off");
+}
+
 }  // namespace
 
 runtime_config read_runtime_config(const property_file& p, std::vector<std::string>& warnings) {
@@ -110,24 +145,38 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     p.read_int("Ice.Override.ConnectTimeout", INT_MIN, INT_MAX, cfg.backend_connect_timeout_ms);
     if (cfg.backend_connect_timeout_ms <= 0) cfg.backend_connect_timeout_ms = runtime_config{}.backend_connect_timeout_ms;
     cfg.tls = read_tls(p, warnings);
+    p.read_int("Moraine.Drain.Timeout", 0, INT_MAX, cfg.drain_timeout_ms);
+    p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
+    if (const std::string* v = p.find("Moraine.Log.Level")) cfg.log_level = check_log_level(*v, p.at("Moraine.Log.Level"), "Moraine.Log.Level");
+    if (const std::string* v = p.find("Moraine.Metrics.Listen"))
+        cfg.metrics = parse_metrics_listen(*v, p.at("Moraine.Metrics.Listen"), "Moraine.Metrics.Listen");
     return cfg;
 }
 
 runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir) {
     runtime_config cfg;
     root.read_int("threads", 0, 1024, cfg.threads);
+    root.read_int("drain_timeout_ms", 0, INT_MAX, cfg.drain_timeout_ms);
+    root.read("log_level", cfg.log_level);
+    if (!cfg.log_level.empty()) cfg.log_level = check_log_level(cfg.log_level, root.file(), "log_level");
     auto s = root.section("limits");
     s.read_size("message_size_max", cfg.message_size_max);
     s.read_size("connection_queue_high", cfg.connection_queue_high);
     s.read_size("connection_queue_low", cfg.connection_queue_low);
     s.read_size("connection_queue_max", cfg.connection_queue_max);
     s.read_int("backend_connect_timeout_ms", 1, INT_MAX, cfg.backend_connect_timeout_ms);
+    s.read_size("connections_per_address", cfg.connections_per_address);
     s.finish();
     if (cfg.connection_queue_low >= cfg.connection_queue_high)
         throw config_error(s.file(), "limits.connection_queue_low", "must be below limits.connection_queue_high");
     if (cfg.connection_queue_high > cfg.connection_queue_max)
         throw config_error(s.file(), "limits.connection_queue_high", "must not exceed limits.connection_queue_max");
     cfg.tls = read_tls(root, dir);
+    auto m = root.section("metrics");
+    std::string listen;
+    m.read("listen", listen);
+    m.finish();
+    if (!listen.empty()) cfg.metrics = parse_metrics_listen(listen, m.file(), "metrics.listen");
     return cfg;
 }
 

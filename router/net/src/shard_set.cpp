@@ -4,6 +4,8 @@
 #include <moraine/net/listener.hpp>
 #include <moraine/net/tls_context.hpp>
 
+#include <future>
+
 namespace moraine::net {
 
 namespace {
@@ -18,7 +20,10 @@ unsigned thread_count(const runtime_config& cfg) {
 shard_set::shard_set(std::shared_ptr<const runtime_config> cfg) : cfg_(std::move(cfg)) {
     if (cfg_->tls.configured) tls_ = tls_contexts::create(cfg_->tls);
     const unsigned n = thread_count(*cfg_);
-    for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<shard>(*this, i, cfg_));
+    for (unsigned i = 0; i < n; ++i) {
+        shards_.push_back(std::make_unique<shard>(*this, i, cfg_));
+        shards_.back()->set_tls(tls_);
+    }
 }
 
 shard_set::~shard_set() {
@@ -38,7 +43,7 @@ std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint
         for (auto& sh : shards_) {
             auto acceptor = bind_listener(*sh, ep);
             ep.port = acceptor.local_endpoint().port();
-            start_accepting(*sh, std::move(acceptor), kind_of(ep), secure ? tls_ : nullptr, on_accept);
+            start_accepting(*sh, std::move(acceptor), kind_of(ep), on_accept);
         }
     }
     return endpoints;
@@ -46,6 +51,65 @@ std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint
 
 void shard_set::start() {
     for (auto& sh : shards_) threads_.emplace_back([s = sh.get()] { s->run(); });
+}
+
+bool shard_set::admit_connection(const asio::ip::address& address) {
+    std::lock_guard lock(per_address_mutex_);
+    auto& n = per_address_[address];
+    if (n >= cfg_->connections_per_address) {
+        if (n == 0) per_address_.erase(address);
+        return false;
+    }
+    ++n;
+    return true;
+}
+
+void shard_set::release_connection(const asio::ip::address& address) noexcept {
+    std::lock_guard lock(per_address_mutex_);
+    auto it = per_address_.find(address);
+    if (it == per_address_.end()) return;
+    if (--it->second == 0) per_address_.erase(it);
+}
+
+void shard_set::install_tls(std::shared_ptr<const tls_contexts> fresh) {
+    tls_ = fresh;
+    for (unsigned i = 0; i < shards_.size(); ++i) invoke_on(i, [fresh](shard& sh) { sh.set_tls(fresh); });
+}
+
+std::size_t shard_set::sum_on_all(std::function<std::size_t(shard&)> fn) {
+    std::vector<std::future<std::size_t>> answers;
+    for (unsigned i = 0; i < shards_.size(); ++i) {
+        auto done = std::make_shared<std::promise<std::size_t>>();
+        answers.push_back(done->get_future());
+        invoke_on(i, [fn, done](shard& sh) { done->set_value(fn(sh)); });
+    }
+    std::size_t total = 0;
+    for (auto& a : answers) total += a.get();
+    return total;
+}
+
+std::size_t shard_set::drain(std::chrono::milliseconds deadline) {
+    using clock = std::chrono::steady_clock;
+    constexpr auto poll = std::chrono::milliseconds(20);
+    const auto until = clock::now() + deadline;
+    sum_on_all([](shard& sh) {
+        sh.begin_drain();
+        return std::size_t{0};
+    });
+    std::size_t busy = sum_on_all([](shard& sh) { return sh.in_flight(); });
+    while (busy > 0 && clock::now() < until) {
+        std::this_thread::sleep_for(poll);
+        busy = sum_on_all([](shard& sh) { return sh.in_flight(); });
+    }
+    sum_on_all([](shard& sh) {
+        sh.finish_drain();
+        return std::size_t{0};
+    });
+    // The close messages only need a writable socket; a peer that does not read gets 2 s.
+    const auto written_by = clock::now() + std::chrono::seconds(2);
+    while (sum_on_all([](shard& sh) { return sh.close_messages_pending(); }) > 0 && clock::now() < written_by)
+        std::this_thread::sleep_for(poll);
+    return busy;
 }
 
 void shard_set::stop() {

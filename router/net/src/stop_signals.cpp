@@ -11,6 +11,7 @@ sigset_t stop_set() {
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);  // reload, for the executables that offer it
     return set;
 }
 }  // namespace

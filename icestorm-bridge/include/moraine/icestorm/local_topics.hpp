@@ -52,6 +52,10 @@ public:
 
     std::size_t subscriber_count() const noexcept;
 
+    /// Events this shard wrote to a subscriber, and those it skipped for a slow subscriber.
+    unsigned long events_delivered() const noexcept { return events_delivered_; }
+    unsigned long events_dropped() const noexcept { return events_dropped_; }
+
 private:
     void deliver_to_session(const event& ev, subscriber& s);
     void deliver_external(const event& ev, subscriber& s);
@@ -67,6 +71,7 @@ private:
     std::unordered_map<std::string, std::vector<subscriber>> subscribers_;
     std::vector<std::pair<std::string, std::string>> dead_;
     bool delivering_ = false;
+    unsigned long events_delivered_ = 0, events_dropped_ = 0;
 };
 
 }  // namespace moraine::icestorm

@@ -65,8 +65,18 @@ public:
     /// True while an asynchronous createSession runs (a second one is refused).
     bool creating_session = false;
 
+    /// Work a drain waits for: callbacks awaiting the client's reply, and buffered queues not yet sent.
+    std::size_t in_flight() const noexcept;
+    /// Sends what the buffered queues hold now, hold time or not (the end of a drain).
+    void flush_queues() {
+        flush_requests();
+        flush_callbacks();
+    }
+
     /// Glacier2::SSLInfo of this connection; nullopt unless it is TLS.
     std::optional<net::ssl_info> peer_ssl_info();
+    /// The client's IP address as text ("(unknown)" once the socket is gone), for limits and logs.
+    std::string peer_address() const;
     /// The subject of the client's certificate (RFC 2253), empty without one or without TLS.
     std::string peer_subject();
 

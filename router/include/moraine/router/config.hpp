@@ -4,6 +4,7 @@
 #include <moraine/net/property_file.hpp>
 #include <moraine/net/yaml_section.hpp>
 #include <moraine/protocol/endpoint.hpp>
+#include <moraine/session/admission.hpp>
 #include <moraine/session/filter_set.hpp>
 
 #include <cstddef>
@@ -60,6 +61,7 @@ struct config {
     std::string ssl_session_manager;      ///< Glacier2.SSLSessionManager proxy string; empty = a nil Session*
 
     session::filter_config filters;
+    session::admission_limits admission;  ///< session limit, set-up rate and login back-off (YAML session.*, Moraine.Limits.*)
 
 };
 

@@ -4,8 +4,10 @@
 #include <moraine/net/shard_set.hpp>
 #include <moraine/router/config.hpp>
 #include <moraine/router/session_shard.hpp>
+#include <moraine/session/admission.hpp>
 #include <moraine/session/crypt_password_file.hpp>
 
+#include <atomic>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -26,11 +28,27 @@ public:
     void start();
 
     net::shard_set& shards() noexcept { return shards_; }
+    /// The configuration the router started with (each shard's may since have been reloaded).
     const config& cfg() const noexcept { return *cfg_; }
+    const std::shared_ptr<const config>& shared_cfg() const noexcept { return cfg_; }
     /// Shard `i`'s sessions: use only on that shard's thread.
     session_shard& local(unsigned i) noexcept { return *locals_[i]; }
-    /// The crypt password file, if auth_mode::crypt_file.
-    const session::crypt_password_file* passwords() const noexcept { return passwords_.get(); }
+    /// The crypt password file read at start, if auth_mode::crypt_file.
+    const std::shared_ptr<const session::crypt_password_file>& passwords() const noexcept { return passwords_; }
+
+    /** SIGHUP: takes the password file (re-read from `fresh.crypt_passwords`) and the filters of
+        `fresh`; sessions created from now on use them, existing sessions keep theirs (as each
+        Glacier2 session keeps the filters it began with). Other keys need a restart.
+        Call from the main thread. @throws std::runtime_error if the password file cannot be
+        read; the configuration in force then stays. */
+    void reload(const config& fresh);
+
+    /// Session set-up limits shared by every shard (thread-safe).
+    session::admission& admission() noexcept { return admission_; }
+    /// Sessions open router-wide, for the session limit (atomic: every shard counts its own).
+    std::size_t sessions_open() const noexcept { return sessions_open_.load(std::memory_order_relaxed); }
+    void session_opened() noexcept { sessions_open_.fetch_add(1, std::memory_order_relaxed); }
+    void session_closed() noexcept { sessions_open_.fetch_sub(1, std::memory_order_relaxed); }
     /// The server endpoints as bound (real ports), or as published when configured.
     const std::vector<protocol::endpoint>& server_endpoints() const noexcept { return server_endpoints_; }
 
@@ -45,8 +63,10 @@ private:
     net::shard_set& shards_;
     std::shared_ptr<const config> cfg_;
     std::vector<std::unique_ptr<session_shard>> locals_;
-    std::unique_ptr<session::crypt_password_file> passwords_;
+    std::shared_ptr<const session::crypt_password_file> passwords_;
     std::vector<protocol::endpoint> server_endpoints_;
+    session::admission admission_;
+    std::atomic<std::size_t> sessions_open_{0};
 };
 
 }  // namespace moraine::router

@@ -3,8 +3,10 @@
 #include <moraine/net/asio.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/router/config.hpp>
+#include <moraine/session/crypt_password_file.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,7 +24,7 @@ struct string_hash {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-/// Router counters kept per shard; read off-thread only as approximate figures.
+/// Router counters kept per shard, touched only on the shard's thread (also by /metrics).
 struct router_metrics {
     unsigned long sessions_created = 0;
     unsigned long sessions_destroyed = 0;
@@ -31,6 +33,8 @@ struct router_metrics {
     unsigned long callbacks_forwarded = 0;
     unsigned long requests_overridden = 0;   ///< buffered client requests replaced by a newer one (`_ovrd`)
     unsigned long callbacks_overridden = 0;  ///< buffered callbacks replaced likewise
+    unsigned long auth_failures = 0;         ///< createSession* refused by authentication (PermissionDenied)
+    unsigned long sessions_refused = 0;      ///< createSession* refused otherwise (CannotCreateSession, limits)
 };
 
 /// The sessions and client connections one shard owns; touched only on that shard's thread.
@@ -42,7 +46,13 @@ public:
 
     net::shard& io() noexcept { return io_; }
     session_router& router() noexcept { return router_; }
-    const config& cfg() const noexcept;
+    /// The router configuration as this shard sees it: a reload (SIGHUP) replaces it between two
+    /// handlers, so read it afresh rather than keeping a reference across a co_await.
+    const config& cfg() const noexcept { return *cfg_; }
+    /// The crypt password file in force (auth_mode::crypt_file), or null; replaced by a reload.
+    const std::shared_ptr<const session::crypt_password_file>& passwords() const noexcept { return passwords_; }
+    /// Installs a reloaded configuration and password file (session_router::reload).
+    void reconfigure(std::shared_ptr<const config> cfg, std::shared_ptr<const session::crypt_password_file> passwords);
     router_metrics& metrics() noexcept { return metrics_; }
 
     /// A new session category: 20 random printable characters (33..126) whose first character
@@ -56,14 +66,19 @@ public:
     client_connection* find_session(std::string_view category) const noexcept;
     std::size_t session_count() const noexcept { return sessions_.size(); }
 
+    /// True once the router drains (SIGTERM): client requests are no longer dispatched.
+    bool draining() const noexcept { return draining_; }
+
     /// Every open client connection, for the idle sweep (ACM close on idle, docs/glacier2.md §4).
     void add_client(client_connection* c) { clients_.insert(c); }
     void remove_client(client_connection* c) noexcept { clients_.erase(c); }
 
-    /// Starts the idle sweep and closes the clients when the shard stops. Call before the shard runs.
+    /// Starts the idle sweep, registers the metrics collector and closes the clients when the
+    /// shard stops. Call before the shard runs.
     void start();
 
 private:
+    void collect(net::metric_sink& s) const;
     net::asio::awaitable<void> idle_sweep();
     void close_clients(std::string_view why);
 
@@ -72,6 +87,9 @@ private:
     std::unordered_map<std::string, client_connection*, string_hash, std::equal_to<>> sessions_;
     std::unordered_set<client_connection*> clients_;
     router_metrics metrics_;
+    bool draining_ = false;
+    std::shared_ptr<const config> cfg_;
+    std::shared_ptr<const session::crypt_password_file> passwords_;
 };
 
 }  // namespace moraine::router

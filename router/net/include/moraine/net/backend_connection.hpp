@@ -5,6 +5,7 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/ice_connection.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,6 +63,8 @@ public:
     void add_paused_feeder(std::weak_ptr<ice_connection> c) { paused_feeders_.push_back(std::move(c)); }
 
     const std::string& key() const noexcept { return key_; }
+    /// Twoway requests sent and not yet answered.
+    std::size_t in_flight() const noexcept { return pending_.size(); }
 
 private:
     struct pending {
@@ -69,6 +72,7 @@ private:
         std::int32_t client_request_id = 0;
         std::uint8_t compression = 0;
         reply_handler done;                       // router-originated call
+        std::chrono::steady_clock::time_point sent;  // forwarded request: for moraine_forward_latency_seconds
     };
 
     asio::awaitable<void> connect();

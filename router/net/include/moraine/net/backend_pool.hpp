@@ -30,6 +30,8 @@ public:
     void close_all();
 
     std::size_t size() const noexcept { return connections_.size(); }
+    /// Twoway requests sent on this shard's back-end connections and not yet answered.
+    std::size_t in_flight() const noexcept;
 
 private:
     shard& home_;

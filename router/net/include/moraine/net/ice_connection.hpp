@@ -4,11 +4,13 @@
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/close_reason.hpp>
 #include <moraine/net/transport.hpp>
 #include <moraine/net/write_queue.hpp>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,9 +34,16 @@ public:
     enqueue_result enqueue(protocol::byte_buffer bytes) { return enqueue(outbound_frame{std::move(bytes), {}}); }
 
     /// Forceful close: no close-connection message (Ice's answer to protocol errors and
-    /// Glacier2's to policy violations). Idempotent; runs on_closed once.
-    void close(std::string_view why);
+    /// Glacier2's to policy violations). Idempotent; runs on_closed once. `reason` is counted in
+    /// moraine_connections_closed_total; `why` goes to the log and to on_closed.
+    void close(close_reason reason, std::string_view why);
     bool closed() const noexcept { return closed_; }
+
+    /** Graceful close, Ice's way: stops reading new messages, sends a close-connection message
+        after whatever is queued, and sends nothing after it (frames enqueued later are dropped).
+        The socket itself closes when the peer closes it or the shard stops. A peer's requests
+        left unread were never dispatched, so an Ice client retries them safely. */
+    void close_gracefully();
 
     /// Wakes a read loop paused by reads_paused().
     void resume_reads() noexcept { resume_.cancel(); }
@@ -128,6 +137,8 @@ private:
     /// batch of frames becomes few TLS records, not one per frame).
     asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);
     bool on_bytes(protocol::byte_view data);
+    /// Counts this accepted connection against connections_per_address. @return false after closing it.
+    bool admit();
     /// Writes `f` at once if nothing is queued. @return true if it was written in full (or the
     /// connection closed); false to queue `f` (possibly trimmed after a partial write).
     bool write_now(outbound_frame& f);
@@ -138,7 +149,14 @@ private:
     asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
     asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
     std::chrono::steady_clock::time_point last_activity_;
+    void close_message_written() noexcept;
+
     bool closed_ = false;
+    bool closing_ = false;        // close_gracefully: the close-connection message is queued
+    bool close_pending_ = false;  // ...and not yet written
+    bool accepted_ = false;       // registered with the shard as an accepted connection
+    std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
+    bool loops_started_ = false;  // handshakes done, the read and write loops run
     bool direct_writes_ = false;  // the socket is non-blocking: enqueue may write at once
 };
 

@@ -25,8 +25,8 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
 void ensure_port_free(shard& sh, const protocol::endpoint& ep);
 
 /// Accepts forever on `acceptor`, handing each connection to `on_accept` as a transport of
-/// `kind` (TLS with `tls`'s server context for ssl and wss); stops when the acceptor closes.
-void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, std::shared_ptr<const tls_contexts> tls,
-                     accept_handler on_accept);
+/// `kind` (TLS with the shard's current server context for ssl and wss); stops when the
+/// acceptor closes (the shard holds it: drain and stop close it).
+void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, accept_handler on_accept);
 
 }  // namespace moraine::net

@@ -3,8 +3,16 @@
 #include <moraine/net/tls_config.hpp>
 
 #include <cstddef>
+#include <string>
 
 namespace moraine::net {
+
+/// The /metrics HTTP endpoint (Moraine.Metrics.Listen / metrics.listen): off unless configured.
+struct metrics_config {
+    bool enabled = false;
+    std::string host = "127.0.0.1";  ///< an IP address; loopback unless the operator names another
+    unsigned short port = 0;         ///< 0: any free port (tests), logged at start
+};
 
 /// Settings of the per-core runtime, shared by every service on it (router, topics). Read by
 /// read_runtime_properties / read_runtime_yaml; immutable once the shards start.
@@ -15,7 +23,11 @@ struct runtime_config {
     std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
     std::size_t connection_queue_max = 16 << 20;     ///< a connection whose queue exceeds this is closed
     int backend_connect_timeout_ms = 10000;          ///< connect + validate deadline for outgoing connections
+    std::size_t connections_per_address = 0;         ///< accepted connections open at once from one IP address; 0 = no limit
     tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
+    metrics_config metrics;                          ///< the Prometheus endpoint
+    int drain_timeout_ms = 30000;                    ///< SIGTERM: in-flight requests get this long to finish
+    std::string log_level;                           ///< trace..off; empty: the command line's (default info)
 };
 
 }  // namespace moraine::net

@@ -6,8 +6,11 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/protocol/endpoint.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -36,6 +39,18 @@ public:
     /// The TLS contexts of ssl endpoints, incoming and outgoing; null when TLS is not configured.
     const std::shared_ptr<const tls_contexts>& tls() const noexcept { return tls_; }
 
+    /** Installs reloaded TLS contexts (SIGHUP; made by tls_contexts::create, which validates
+        them): new handshakes, incoming and outgoing, use them; established connections keep
+        theirs. Call from the main thread. */
+    void install_tls(std::shared_ptr<const tls_contexts> fresh);
+
+    /** Counts an accepted connection from `address` against runtime_config::connections_per_address.
+        @return false (nothing counted) when that many are already open. Thread-safe: a mutex
+        guards the table, taken once per accept and once per close of a counted connection. */
+    bool admit_connection(const asio::ip::address& address);
+    /// Uncounts a connection admit_connection counted.
+    void release_connection(const asio::ip::address& address) noexcept;
+
     /// Pool for blocking calls (crypt(3) password checks), so I/O threads never block.
     asio::thread_pool& blocking_pool() noexcept { return blocking_; }
 
@@ -47,17 +62,29 @@ public:
 
     /// Starts the shard threads.
     void start();
+    /** Graceful shutdown (SIGTERM), run from a thread that is not a shard's, which it blocks:
+        stops accepting, lets requests in flight finish for at most `deadline` while services
+        take no new work (drain_hooks), then closes every accepted connection with Ice's
+        close-connection message and waits (up to 2 s more) for those messages to be written.
+        The caller then stops the shards. @return the requests still in flight at the deadline. */
+    std::size_t drain(std::chrono::milliseconds deadline);
+
     /// Stops every shard and joins the threads. Idempotent; callable from any thread.
     void stop();
     /// Blocks until every shard thread has ended.
     void join();
 
 private:
+    /// Runs `fn(shard&)` on every shard's thread and returns the sum of the results; blocks.
+    std::size_t sum_on_all(std::function<std::size_t(shard&)> fn);
+
     std::shared_ptr<const runtime_config> cfg_;
     std::vector<std::unique_ptr<shard>> shards_;
     std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::thread> threads_;
     asio::thread_pool blocking_{2};
+    std::mutex per_address_mutex_;
+    std::unordered_map<asio::ip::address, std::size_t> per_address_;
 };
 
 }  // namespace moraine::net

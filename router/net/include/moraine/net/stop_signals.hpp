@@ -1,13 +1,13 @@
 #pragma once
-// SIGINT / SIGTERM handling for the executables: blocked everywhere, awaited by the main thread.
+// SIGINT / SIGTERM / SIGHUP handling for the executables: blocked everywhere, awaited by the main thread.
 
 namespace moraine::net {
 
-/// Blocks SIGINT and SIGTERM in the calling thread (and so in every thread it starts later) and
+/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every thread it starts later) and
 /// ignores SIGPIPE (a peer closing mid-write is an ordinary socket error). Call first in main.
 void block_stop_signals();
 
-/// Waits for SIGINT or SIGTERM (blocked by block_stop_signals). @return the signal number.
+/// Waits for SIGINT, SIGTERM or SIGHUP (blocked by block_stop_signals). @return the signal number.
 int wait_for_stop_signal();
 
 }  // namespace moraine::net

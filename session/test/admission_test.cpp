@@ -1,0 +1,83 @@
+#include <moraine/session/admission.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace moraine::session;
+using namespace std::chrono_literals;
+using kind = admission_refusal::kind;
+
+namespace {
+const admission::clock::time_point t0{std::chrono::hours(1)};
+
+admission_limits backoff_only() {
+    admission_limits l;
+    l.backoff_free_failures = 2;
+    l.backoff_initial = 1000ms;
+    l.backoff_max = 8000ms;
+    return l;
+}
+}  // namespace
+
+TEST(admission, free_failures_then_doubling_wait_capped) {
+    admission a(backoff_only());
+    a.failed("10.0.0.1", "alice", t0);
+    a.failed("10.0.0.1", "alice", t0);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));  // two free failures
+    a.failed("10.0.0.1", "alice", t0);
+    auto r = a.check("10.0.0.1", "alice", t0 + 500ms);
+    EXPECT_EQ(r.why, kind::backoff_address);
+    EXPECT_GT(r.retry_after, 400ms);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0 + 1001ms));
+    a.failed("10.0.0.1", "alice", t0 + 1001ms);  // 4th: 2 s
+    EXPECT_TRUE(a.check("10.0.0.1", "alice", t0 + 2900ms));
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0 + 3002ms));
+    for (int i = 0; i < 10; ++i) a.failed("10.0.0.1", "alice", t0 + 4s);
+    EXPECT_EQ(a.check("10.0.0.1", "alice", t0 + 4s).retry_after, 8001ms);  // capped at backoff_max
+}
+
+TEST(admission, per_user_across_addresses_and_per_address_across_users) {
+    admission a(backoff_only());
+    for (int i = 0; i < 3; ++i) a.failed("10.0.0." + std::to_string(i), "alice", t0);
+    EXPECT_EQ(a.check("10.0.0.9", "alice", t0).why, kind::backoff_user);  // a new address, same user
+    EXPECT_FALSE(a.check("10.0.0.9", "bob", t0));
+    for (int i = 0; i < 3; ++i) a.failed("10.0.0.7", "u" + std::to_string(i), t0);
+    EXPECT_EQ(a.check("10.0.0.7", "carol", t0).why, kind::backoff_address);  // guessing users from one address
+}
+
+TEST(admission, success_clears_the_record) {
+    admission a(backoff_only());
+    for (int i = 0; i < 2; ++i) a.failed("10.0.0.1", "alice", t0);
+    a.succeeded("10.0.0.1", "alice");
+    a.failed("10.0.0.1", "alice", t0);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));  // one failure since the success: still free
+}
+
+TEST(admission, rate_per_address_with_burst) {
+    admission_limits l;
+    l.setups_per_second = 5;  // burst 10
+    admission a(l);
+    for (int i = 0; i < 10; ++i) EXPECT_FALSE(a.check("10.0.0.1", "u", t0)) << i;
+    auto r = a.check("10.0.0.1", "u", t0);
+    EXPECT_EQ(r.why, kind::rate);
+    EXPECT_GT(r.retry_after, 0ms);
+    EXPECT_FALSE(a.check("10.0.0.2", "u", t0));      // another address has its own bucket
+    EXPECT_FALSE(a.check("10.0.0.1", "u", t0 + 210ms));  // one token back after 200 ms
+    EXPECT_TRUE(a.check("10.0.0.1", "u", t0 + 220ms));
+}
+
+TEST(admission, back_off_off_when_initial_is_zero) {
+    admission_limits l;
+    l.backoff_initial = 0ms;
+    admission a(l);
+    for (int i = 0; i < 50; ++i) a.failed("10.0.0.1", "alice", t0);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
+}
+
+TEST(admission, memory_is_bounded) {
+    admission a(backoff_only(), 100);
+    for (int i = 0; i < 1000; ++i) a.check("addr" + std::to_string(i), "u", t0 + std::chrono::milliseconds(i));
+    EXPECT_LE(a.entries(), 101u);
+    // Idle records go: past twice the longest wait nothing of the flood is left but the newest.
+    a.check("late", "u", t0 + 1h);
+    EXPECT_LE(a.entries(), 3u);
+}
