@@ -2,6 +2,8 @@
 // library; each subscribes its own Demo::Clock servant to an IceStorm topic and measures the
 // latency and loss of the ticks it receives. One thread, many sessions. Over TLS with
 // `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]`.
+// `--reconnect`: sessions whose router connection is lost reconnect (session_options::reconnect)
+// and subscribe their servant again, under the new session's category.
 #include "clock/latency_stats.hpp"
 #include "clock/tick.hpp"
 
@@ -32,6 +34,7 @@ struct settings {
     double duration = 60;           // seconds after all sessions are up
     client::session_options session;  // .tls set for an ssl --router
     bool secure = false;              // createSessionFromSecureConnection instead of user/password
+    bool reconnect = false;           // cfg.session.reconnect is set: report reconnections
 };
 
 /// Opens `s` with createSessionFromSecureConnection (--secure) or createSession(user, password).
@@ -43,6 +46,7 @@ asio::awaitable<client::error_info> open_session(client::session_client& s, cons
 /// What every session's servant updates: one thread, so plain counters.
 struct totals {
     std::size_t up = 0, failed = 0, closed = 0;
+    std::size_t down = 0, restored = 0, resubscribe_failed = 0;  // --reconnect: sessions reconnecting now, ...
     std::string first_error;
     std::uint64_t ticks = 0, ticks_window = 0, lost = 0, bad = 0;
     demo::latency_stats window, all;
@@ -100,6 +104,46 @@ asio::awaitable<std::optional<protocol::proxy>> topic_proxy(client::session_clie
     co_return std::nullopt;
 }
 
+/// Subscribes the Clock servant of `s` (oneway, its current category) to `topic`.
+asio::awaitable<client::call_result> subscribe(client::session_client& s, const protocol::proxy& topic) {
+    auto prx = s.server_proxy("clock");
+    prx.mode = static_cast<std::uint8_t>(protocol::proxy_mode::oneway);
+    auto params = client::encode_params([&](protocol::output_stream& os) {
+        os.write_size(0);  // QoS: {}
+        protocol::write_proxy(os, prx);
+    });
+    client::call c{topic, "subscribeAndGetPublisher", std::move(params)};
+    co_return co_await s.async_invoke(std::move(c), asio::use_awaitable);
+}
+
+/// After a reconnection: the topic again (a restarted moraine-router has lost its topics, so
+/// it may have to be created), then the servant under the new category.
+asio::awaitable<void> resubscribe(std::shared_ptr<client::session_client> s, const settings& cfg, totals& t) {
+    auto topic = co_await topic_proxy(*s, cfg);
+    if (!topic) {
+        ++t.resubscribe_failed;
+        co_return;
+    }
+    auto r = co_await subscribe(*s, *topic);
+    if (!r.ok()) ++t.resubscribe_failed;
+}
+
+/// --reconnect: counts sessions down and restored, and subscribes again once restored.
+void watch_reconnects(const std::shared_ptr<client::session_client>& s, const settings& cfg, totals& t) {
+    s->on_session_event([w = std::weak_ptr(s), &cfg, &t](const client::session_event& e) {
+        using kind = client::session_event_kind;
+        if (e.kind == kind::lost) ++t.down;
+        if (e.kind == kind::gave_up) --t.down;
+        if (e.kind != kind::restored) return;
+        --t.down;
+        ++t.restored;
+        if (auto s = w.lock())
+            asio::co_spawn(s->get_executor(), resubscribe(s, cfg, t), [&t](std::exception_ptr e) {
+                if (e) ++t.resubscribe_failed;
+            });
+    });
+}
+
 /// Opens session `i`, hosts its Clock servant and subscribes it (oneway) to the topic.
 asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protocol::proxy& topic,
                                std::vector<subscriber>& subs, totals& t) {
@@ -110,18 +154,13 @@ asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protoco
     const char* op = cfg.secure ? "createSessionFromSecureConnection: " : "createSession: ";
     if (err) co_return fail(t, op + err.message());
     auto& sub = subs[i];
-    auto prx = s->add_servant("clock", [&t, &sub](const client::incoming_request& r) { return on_tick(t, sub, r); });
-    prx.mode = static_cast<std::uint8_t>(protocol::proxy_mode::oneway);
-    auto params = client::encode_params([&](protocol::output_stream& os) {
-        os.write_size(0);  // QoS: {}
-        protocol::write_proxy(os, prx);
-    });
-    client::call subscribe{topic, "subscribeAndGetPublisher", std::move(params)};
-    auto r = co_await s->async_invoke(std::move(subscribe), asio::use_awaitable);
+    s->add_servant("clock", [&t, &sub](const client::incoming_request& r) { return on_tick(t, sub, r); });
+    auto r = co_await subscribe(*s, topic);
     if (!r.ok()) co_return fail(t, "subscribeAndGetPublisher: " + r.error.message());
     s->on_close([&t](const client::error_info& e) {
         if (e) ++t.closed;
     });
+    if (cfg.reconnect) watch_reconnects(s, cfg, t);
     ++t.up;
 }
 
@@ -131,11 +170,13 @@ asio::awaitable<void> open_worker(std::size_t& next, const settings& cfg, const 
     while (next < subs.size()) co_await open_one(next++, cfg, topic, subs, t);
 }
 
-void print_status(totals& t, double elapsed, bool final_line) {
-    std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms%s",
+void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
+    std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms",
                 final_line ? "" : "\r", elapsed, t.up, t.failed, t.closed,
                 static_cast<unsigned long long>(t.ticks_window), static_cast<unsigned long long>(t.lost),
-                t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0, final_line ? "\n" : "   ");
+                t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0);
+    if (reconnect) std::printf("  reconnecting %zu  restored %zu", t.down, t.restored);
+    std::printf("%s", final_line ? "\n" : "   ");
     std::fflush(stdout);
     t.all.merge(t.window);
     t.window.clear();
@@ -175,7 +216,7 @@ asio::awaitable<int> run(const settings& cfg) {
         timer.expires_at(tick_at);
         co_await timer.async_wait(asio::use_awaitable);
         const auto now = std::chrono::steady_clock::now();
-        print_status(t, std::chrono::duration<double>(now - t0).count(), false);
+        print_status(t, std::chrono::duration<double>(now - t0).count(), false, cfg.reconnect);
         if (!all_up && *opened == workers) {
             all_up = now;
             std::printf("\n%zu sessions up in %.2f s (%.0f sessions/s)\n", t.up,
@@ -184,13 +225,16 @@ asio::awaitable<int> run(const settings& cfg) {
         }
         if (all_up && now - *all_up >= std::chrono::duration<double>(cfg.duration)) break;
     }
-    print_status(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true);
+    print_status(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true, cfg.reconnect);
     std::printf("summary: sessions %zu up, %zu failed%s%s, %zu dropped by the router; ticks received %llu, lost %llu, "
                 "malformed %llu; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
                 t.up, t.failed, t.failed ? " (first: " : "", t.failed ? (t.first_error + ")").c_str() : "", t.closed,
                 static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
                 static_cast<unsigned long long>(t.bad), t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0,
                 t.all.percentile(99.9) / 1000.0, t.all.max() / 1000.0);
+    if (cfg.reconnect)
+        std::printf("reconnections: %zu sessions restored, %zu reconnecting at the end, %zu failed to subscribe again\n",
+                    t.restored, t.down, t.resubscribe_failed);
     std::fflush(stdout);
     for (auto& s : subs)
         if (s.session) s.session->close();
@@ -216,7 +260,10 @@ int main(int argc, char** argv) {
         "tls-key", po::value<std::string>(), "PEM key of --tls-cert (default: in --tls-cert)")(
         "tls-key-password", po::value<std::string>(), "password of an encrypted --tls-key")(
         "tls-server-name", po::value<std::string>(), "also check the router certificate is for this name or IP")(
-        "secure", po::bool_switch(), "createSessionFromSecureConnection (client certificate) instead of user/password");
+        "secure", po::bool_switch(), "createSessionFromSecureConnection (client certificate) instead of user/password")(
+        "reconnect", po::bool_switch(),
+        "sessions that lose the router reconnect (back-off 100 ms doubling to 10 s, jittered, never giving up) "
+        "and subscribe again");
     po::variables_map vm;
     settings cfg;
     try {
@@ -237,7 +284,9 @@ int main(int argc, char** argv) {
                        std::max<std::size_t>(1, vm["concurrency"].as<std::size_t>()),
                        vm["duration"].as<double>(),
                        {},
-                       vm["secure"].as<bool>()};
+                       vm["secure"].as<bool>(),
+                       vm["reconnect"].as<bool>()};
+        if (cfg.reconnect) cfg.session.reconnect = client::reconnect_options{};
         auto opt = [&](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
         if (router->tls && !vm.count("tls-ca"))
             throw std::runtime_error("--router is an ssl endpoint: --tls-ca FILE is required");

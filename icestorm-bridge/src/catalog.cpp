@@ -9,6 +9,8 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 
 namespace moraine::icestorm {
@@ -259,6 +261,14 @@ void catalog::unlink(call& k, const std::string& name) {
     if (links.size() == before) return k.raise("::IceStorm::NoSuchLink", linked_name);
     broadcast_links(name);
     k.ok_void();
+}
+
+void catalog::drop_link(const std::string& name, const std::string& linked) {
+    auto it = topics_.find(name);
+    if (it == topics_.end()) return;
+    if (std::erase_if(it->second.links, [&](const link_info& l) { return l.name == linked; }) == 0) return;
+    spdlog::info("topic '{}': link to '{}' removed, the linked topic no longer exists", name, linked);
+    broadcast_links(name);
 }
 
 void catalog::broadcast_links(const std::string& name) {

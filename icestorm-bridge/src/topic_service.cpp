@@ -118,7 +118,13 @@ void topic_service::forward_over_links(net::shard& sh, const event& ev) {
         // A link with cost 0 takes everything; otherwise only events that cost no more than it.
         if (l.cost != 0 && ev.cost > l.cost) continue;
         if (params.empty()) params = event_data_params(ev);
-        net::invoke(sh, l.link, "forward", 0, params, [](auto*, std::string_view) {});
+        // ObjectNotExist: the linked topic is gone (destroyed, or its service restarted without
+        // it). IceStorm drops such a link at once; other failures keep it (the peer may return).
+        net::invoke(sh, l.link, "forward", 0, params,
+                    [this, topic = ev.topic, linked = l.name](const protocol::reply_view* r, std::string_view) {
+                        if (!r || r->status != protocol::reply_status::object_not_exist) return;
+                        shards_.invoke_on(0, [this, topic, linked](net::shard&) { cat().drop_link(topic, linked); });
+                    });
     }
 }
 

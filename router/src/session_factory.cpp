@@ -34,6 +34,7 @@ struct pending_session {
     std::string address;                // the client's, for the login back-off
     bool password_login = false;        // a password was checked: its outcome feeds the back-off
     session_router* router = nullptr;   // outlives every shard's work
+    std::shared_ptr<void> reservation;  // room under the session limit, freed with the last copy
 };
 
 /// Glacier2::SSLInfo, as SSLPermissionsVerifier::authorize and SSLSessionManager::create take it.
@@ -128,7 +129,7 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
     if (p.password_login) {  // even if the client left: a guesser must not escape by hanging up
         auto& gate = (c ? c->local().router() : *p.router).admission();
         if (ok)
-            gate.succeeded(p.address, p.user_id);
+            gate.succeeded(p.address, p.user_id, std::chrono::steady_clock::now());
         else
             gate.failed(p.address, p.user_id, std::chrono::steady_clock::now());
     }
@@ -143,15 +144,20 @@ void authenticated(pending_session p, bool ok, std::string_view reason) {
 /** The set-up limits, checked before any authentication work: the router-wide session limit,
     the set-up rate per address and the login back-off (session::admission). A refusal is
     answered at once, with a log line. @return false after refusing. */
-bool admitted(client_connection& c, const pending_session& p) {
+bool admitted(client_connection& c, pending_session& p) {
     auto& router = c.local().router();
     const auto& limits = c.local().cfg().admission;
-    if (limits.sessions_max > 0 && router.sessions_open() >= limits.sessions_max) {
-        spdlog::warn("createSession from {} refused: the session limit ({}) is reached", p.address, limits.sessions_max);
-        refuse(c, p, cannot_create_session_id, "the router's session limit is reached");
-        return false;
+    if (limits.sessions_max > 0) {
+        if (!router.begin_setup(limits.sessions_max)) {
+            spdlog::warn("createSession from {} refused: the session limit ({}) is reached", p.address, limits.sessions_max);
+            refuse(c, p, cannot_create_session_id, "the router's session limit is reached");
+            return false;
+        }
+        // Held by the pending call and its copies; by the time the last goes, the session (if
+        // any) counts in sessions_open.
+        p.reservation = std::shared_ptr<void>(nullptr, [r = &router](void*) { r->end_setup(); });
     }
-    const auto r = router.admission().check(p.address, p.user_id, std::chrono::steady_clock::now());
+    const auto r = router.admission().check(p.address, p.user_id, std::chrono::steady_clock::now(), p.password_login);
     if (!r) return true;
     const auto ms = r.retry_after.count();
     using kind = session::admission_refusal::kind;
@@ -162,8 +168,10 @@ bool admitted(client_connection& c, const pending_session& p) {
                "too many session set-ups from this address; retry in " + std::to_string(ms) + " ms");
         return false;
     }
+    const char* who = r.why == kind::backoff_user ? "the user waits" : r.why == kind::backoff_address ? "the address waits"
+                                                                     : "earlier checks still running, retry in";
     spdlog::info("createSession for '{}' from {} refused: login back-off after failed logins ({} {} ms)", p.user_id,
-                 p.address, r.why == kind::backoff_user ? "user waits" : "address waits", ms);
+                 p.address, who, ms);
     refuse(c, p, permission_denied_id, "too many failed logins; retry in " + std::to_string(ms) + " ms");
     return false;
 }
@@ -230,10 +238,10 @@ void check_with_ssl_verifier(session_shard& local, pending_session p) {
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
                     std::string user_id, std::string password) {
     auto& local = c.local();
-    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}, c.peer_address(), false, &local.router()};
+    const bool password_login = local.cfg().auth == auth_mode::crypt_file || local.cfg().auth == auth_mode::verifier;
+    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}, c.peer_address(), password_login, &local.router(), {}};
     if (!admitted(c, p)) return;
     c.creating_session = true;
-    p.password_login = local.cfg().auth == auth_mode::crypt_file || local.cfg().auth == auth_mode::verifier;
     switch (local.cfg().auth) {
     case auth_mode::allow_all:
         return authenticated(std::move(p), true, {});
@@ -250,7 +258,7 @@ void create_session(client_connection& c, std::int32_t request_id, protocol::enc
 void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc) {
     auto& local = c.local();
     const auto& cfg = local.cfg();
-    pending_session p{c.shared(), request_id, enc, {}, {}, c.peer_address(), false, &local.router()};
+    pending_session p{c.shared(), request_id, enc, {}, {}, c.peer_address(), false, &local.router(), {}};
     if (!admitted(c, p)) return;
     c.creating_session = true;
     if (cfg.ssl_permissions_verifier.empty())

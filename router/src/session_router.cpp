@@ -53,6 +53,13 @@ void session_router::reload(const config& fresh) {
         shards_.invoke_on(i, [this, installed, passwords](net::shard& sh) { local(sh.index()).reconfigure(installed, passwords); });
 }
 
+bool session_router::begin_setup(std::size_t max) noexcept {
+    const std::size_t in_progress = setups_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (sessions_open() + in_progress <= max) return true;
+    setups_.fetch_sub(1, std::memory_order_acq_rel);
+    return false;
+}
+
 unsigned session_router::owner_of(std::string_view category) const noexcept {
     if (category.empty()) return 0;
     const auto c = static_cast<unsigned char>(category[0]);

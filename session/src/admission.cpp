@@ -8,6 +8,8 @@ namespace moraine::session {
 namespace {
 std::string address_key(std::string_view a) { return "a:" + std::string(a); }
 std::string user_key(std::string_view u) { return "u:" + std::string(u); }
+std::string known_key(std::string_view a, std::string_view u) { return "g:" + std::string(u) + '\n' + std::string(a); }
+constexpr auto known_for = std::chrono::hours(24);
 }  // namespace
 
 std::chrono::milliseconds admission::wait_after(unsigned failures) const noexcept {
@@ -25,7 +27,10 @@ admission::record& admission::at(const std::string& key, clock::time_point now) 
 
 void admission::prune(clock::time_point now) {
     const auto idle = std::max<std::chrono::milliseconds>(limits_.backoff_max * 2, std::chrono::seconds(10));
-    std::erase_if(records_, [&](const auto& kv) { return now - kv.second.touched > idle; });
+    std::erase_if(records_, [&](const auto& kv) {
+        if (kv.second.checking > 0) return false;  // its outcome is still to come
+        return now - kv.second.touched > (kv.first.starts_with("g:") ? std::chrono::milliseconds(known_for) : idle);
+    });
     if (records_.size() <= max_entries_) return;
     // Still too many (a flood of addresses): drop the least recently touched.
     std::vector<std::pair<clock::time_point, std::string>> by_age;
@@ -35,7 +40,8 @@ void admission::prune(clock::time_point now) {
     for (std::size_t i = 0; records_.size() > max_entries_ && i < by_age.size(); ++i) records_.erase(by_age[i].second);
 }
 
-admission_refusal admission::check(std::string_view address, std::string_view user, clock::time_point now) {
+admission_refusal admission::check(std::string_view address, std::string_view user, clock::time_point now,
+                                   bool password_check) {
     std::lock_guard lock(mutex_);
     if (records_.size() >= max_entries_) prune(now);
     auto& a = at(address_key(address), now);
@@ -54,14 +60,25 @@ admission_refusal admission::check(std::string_view address, std::string_view us
         }
         a.tokens -= 1;
     }
-    for (auto [key, kind] : {std::pair{address_key(address), admission_refusal::kind::backoff_address},
-                             std::pair{user_key(user), admission_refusal::kind::backoff_user}}) {
+    if (!password_check || !limits_.backoff_enabled()) return {};
+    const bool known = records_.contains(known_key(address, user));
+    std::pair<std::string, admission_refusal::kind> keys[] = {{address_key(address), admission_refusal::kind::backoff_address},
+                                                              {user_key(user), admission_refusal::kind::backoff_user}};
+    for (const auto& [key, kind] : keys) {
+        if (kind == admission_refusal::kind::backoff_user && known) continue;
         auto it = records_.find(key);
-        if (it == records_.end() || it->second.failures == 0) continue;
-        const auto until = it->second.last_failure + wait_after(it->second.failures);
-        if (now < until)
-            return {kind, std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + std::chrono::milliseconds(1)};
+        if (it == records_.end()) continue;
+        const auto& r = it->second;
+        if (r.failures > 0) {
+            const auto until = r.last_failure + wait_after(r.failures);
+            if (now < until)
+                return {kind, std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + std::chrono::milliseconds(1)};
+        }
+        // Checks in flight could all fail: they may not take the count past the free failures.
+        if (r.checking > 0 && r.failures + r.checking >= std::max(1u, limits_.backoff_free_failures))
+            return {admission_refusal::kind::checking, limits_.backoff_initial};
     }
+    for (const auto& [key, kind] : keys) ++at(key, now).checking;  // both: failed()/succeeded() undo both
     return {};
 }
 
@@ -69,15 +86,20 @@ void admission::failed(std::string_view address, std::string_view user, clock::t
     std::lock_guard lock(mutex_);
     for (const auto& key : {address_key(address), user_key(user)}) {
         auto& r = at(key, now);
+        if (r.checking > 0) --r.checking;
         ++r.failures;
         r.last_failure = now;
     }
 }
 
-void admission::succeeded(std::string_view address, std::string_view user) {
+void admission::succeeded(std::string_view address, std::string_view user, clock::time_point now) {
     std::lock_guard lock(mutex_);
     for (const auto& key : {address_key(address), user_key(user)})
-        if (auto it = records_.find(key); it != records_.end()) it->second.failures = 0;
+        if (auto it = records_.find(key); it != records_.end()) {
+            it->second.failures = 0;
+            if (it->second.checking > 0) --it->second.checking;
+        }
+    at(known_key(address, user), now);
 }
 
 void admission::set_limits(admission_limits limits) {

@@ -47,7 +47,7 @@ TEST(admission, per_user_across_addresses_and_per_address_across_users) {
 TEST(admission, success_clears_the_record) {
     admission a(backoff_only());
     for (int i = 0; i < 2; ++i) a.failed("10.0.0.1", "alice", t0);
-    a.succeeded("10.0.0.1", "alice");
+    a.succeeded("10.0.0.1", "alice", t0);
     a.failed("10.0.0.1", "alice", t0);
     EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));  // one failure since the success: still free
 }
@@ -56,13 +56,13 @@ TEST(admission, rate_per_address_with_burst) {
     admission_limits l;
     l.setups_per_second = 5;  // burst 10
     admission a(l);
-    for (int i = 0; i < 10; ++i) EXPECT_FALSE(a.check("10.0.0.1", "u", t0)) << i;
-    auto r = a.check("10.0.0.1", "u", t0);
+    for (int i = 0; i < 10; ++i) EXPECT_FALSE(a.check("10.0.0.1", "u", t0, false)) << i;
+    auto r = a.check("10.0.0.1", "u", t0, false);
     EXPECT_EQ(r.why, kind::rate);
     EXPECT_GT(r.retry_after, 0ms);
-    EXPECT_FALSE(a.check("10.0.0.2", "u", t0));      // another address has its own bucket
-    EXPECT_FALSE(a.check("10.0.0.1", "u", t0 + 210ms));  // one token back after 200 ms
-    EXPECT_TRUE(a.check("10.0.0.1", "u", t0 + 220ms));
+    EXPECT_FALSE(a.check("10.0.0.2", "u", t0, false));      // another address has its own bucket
+    EXPECT_FALSE(a.check("10.0.0.1", "u", t0 + 210ms, false));  // one token back after 200 ms
+    EXPECT_TRUE(a.check("10.0.0.1", "u", t0 + 220ms, false));
 }
 
 TEST(admission, back_off_off_when_initial_is_zero) {
@@ -75,9 +75,38 @@ TEST(admission, back_off_off_when_initial_is_zero) {
 
 TEST(admission, memory_is_bounded) {
     admission a(backoff_only(), 100);
-    for (int i = 0; i < 1000; ++i) a.check("addr" + std::to_string(i), "u", t0 + std::chrono::milliseconds(i));
+    for (int i = 0; i < 1000; ++i) a.check("addr" + std::to_string(i), "u", t0 + std::chrono::milliseconds(i), false);
     EXPECT_LE(a.entries(), 101u);
     // Idle records go: past twice the longest wait nothing of the flood is left but the newest.
-    a.check("late", "u", t0 + 1h);
+    a.check("late", "u", t0 + 1h, false);
     EXPECT_LE(a.entries(), 3u);
+}
+
+TEST(admission, parallel_guesses_get_no_more_tries_than_serial_ones) {
+    admission a(backoff_only());  // 2 free failures
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
+    EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::checking);  // two checks still running
+    a.failed("10.0.0.1", "alice", t0);
+    EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::checking);  // 1 failed + 1 running
+    a.failed("10.0.0.1", "alice", t0);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));  // the third try, as one by one
+    a.failed("10.0.0.1", "alice", t0);
+    EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::backoff_address);
+}
+
+TEST(admission, a_user_is_not_locked_out_from_an_address_they_logged_in_from) {
+    admission a(backoff_only());
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
+    a.succeeded("10.0.0.1", "alice", t0);
+    for (int i = 0; i < 5; ++i) a.failed("10.0.0.66", "alice", t0 + 1s);  // someone guessing alice's password
+    EXPECT_EQ(a.check("10.0.0.66", "alice", t0 + 1s).why, kind::backoff_address);
+    EXPECT_EQ(a.check("10.0.0.2", "alice", t0 + 1s).why, kind::backoff_user);  // elsewhere: held back
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0 + 1s));                       // her own address: not
+}
+
+TEST(admission, calls_without_a_password_check_are_only_rate_limited) {
+    admission a(backoff_only());
+    for (int i = 0; i < 10; ++i) a.failed("10.0.0.1", "alice", t0);
+    EXPECT_FALSE(a.check("10.0.0.1", "alice", t0, false));
 }

@@ -131,6 +131,7 @@ void backend_connection::on_reply(const protocol::reply_view& r) {
         return;
     }
     if (auto c = p.client.lock()) {
+        c->request_settled();
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - p.sent;
         home().metrics().forward_latency.observe(took.count());
         c->relay_reply(p.client_request_id, r, p.compression);
@@ -166,6 +167,7 @@ enqueue_result backend_connection::forward_message(protocol::byte_buffer message
         const std::int32_t id = next_request_id();
         std::memcpy(message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
         pending_.emplace(id, pending{client, client_request_id, compression, {}, std::chrono::steady_clock::now()});
+        if (client) client->request_forwarded();
     }
     if (compress) protocol::compress_for_peer(message);
     return enqueue(std::move(message));
@@ -198,7 +200,10 @@ void backend_connection::fail_pending(std::string_view why) {
             p.done(nullptr, why);
             continue;
         }
-        if (auto c = p.client.lock()) c->enqueue(reply_unknown_local(p.client_request_id, why));
+        if (auto c = p.client.lock()) {
+            c->request_settled();
+            c->enqueue(reply_unknown_local(p.client_request_id, why));
+        }
     }
 }
 

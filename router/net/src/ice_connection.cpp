@@ -196,6 +196,10 @@ void ice_connection::close_gracefully() {
         close(close_reason::shutdown, "router shutting down");
         return;
     }
+    if (awaiting_backend_ > 0) {  // the drain deadline passed: the peer must not retry those requests
+        close(close_reason::shutdown, "router shutting down with requests still in flight");
+        return;
+    }
     enqueue(protocol::byte_buffer(protocol::close_connection_message.begin(), protocol::close_connection_message.end()));
     if (closed_) return;
     closing_ = true;

@@ -26,6 +26,7 @@ public:
         case errc::tls_not_configured: return "TLS not configured";
         case errc::bad_tls_config: return "bad TLS configuration";
         case errc::tls_handshake_failed: return "TLS handshake failed";
+        case errc::reconnecting: return "reconnecting to the router";
         }
         return "unknown moraine.client error";
     }

@@ -1,6 +1,7 @@
 // session_client: the connection half (socket, framing, write queue, timers, incoming messages).
 #include <moraine/client/session_client.hpp>
 
+#include "reconnect_state.hpp"
 #include "tls_stream.hpp"
 #include "ws_client_stream.hpp"
 
@@ -40,7 +41,9 @@ session_client::session_client(executor_type ex, session_options opts)
       router_id_{"router", opts_.instance_name},
       wakeup_(ex, clock::time_point::max()),
       timer_(ex, clock::time_point::max()),
-      event_(ex, clock::time_point::max()) {}
+      event_(ex, clock::time_point::max()) {
+    if (opts_.reconnect) reconnect_ = std::make_unique<reconnect_state>(ex_);
+}
 
 session_client::~session_client() = default;
 
@@ -48,40 +51,59 @@ void session_client::start_loops(std::shared_ptr<tls_stream> tls) {
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
     // A TLS stream is owned by the two loops, which end once close() closes the socket.
     auto on_done = [](std::exception_ptr) {};  // the loops catch nothing and throw nothing by design
+    const std::uint32_t gen = conn_gen_;
     if (tls) {
-        asio::co_spawn(ex_, [self = shared_from_this(), tls] { return self->read_loop_tls(tls); }, on_done);
-        asio::co_spawn(ex_, [self = shared_from_this(), tls = std::move(tls)] { return self->write_loop_tls(tls); },
-                       on_done);
+        asio::co_spawn(ex_, [self = shared_from_this(), tls, gen] { return self->read_loop_tls(tls, gen); }, on_done);
+        asio::co_spawn(ex_, [self = shared_from_this(), tls = std::move(tls), gen] {
+            return self->write_loop_tls(tls, gen);
+        }, on_done);
         return;
     }
-    asio::co_spawn(ex_, [self = shared_from_this()] { return self->read_loop(); }, on_done);
-    asio::co_spawn(ex_, [self = shared_from_this()] { return self->write_loop(); }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this(), gen] { return self->read_loop(gen); }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this(), gen] { return self->write_loop(gen); }, on_done);
 }
 
 void session_client::close(error_info why) {
     if (phase_ == phase::closed) return;
-    phase_ = phase::closed;
+    const bool was_open = phase_ == phase::open;
+    const bool reconnect =
+        why && reconnect_ && !reconnect_->stopped && (was_open || reconnect_->active);
     closed_by_ = why;
+    drop_connection(why);
+    if (reconnect) return lose_connection(why, was_open);
+    phase_ = phase::closed;
+    if (reconnect_) {
+        reconnect_->active = false;
+        reconnect_->backoff_timer.cancel();  // the reconnect loop wakes and ends
+    }
+    if (on_close_) asio::post(ex_, [fn = std::move(on_close_), why = std::move(why)] { fn(why); });
+}
+
+void session_client::drop_connection(const error_info& why) {
+    ++conn_gen_;  // the loops, the timer's wait and set-up steps of this connection stop
+    validated_ = false;
+    close_after_flush_ = false;
+    phase_deadline_ = clock::time_point::max();
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // the loops wake with operation_aborted and return
     wakeup_.cancel();
     timer_.cancel();
     event_.cancel();
-    out_.clear();
+    std::vector<protocol::byte_buffer>().swap(out_);
     out_bytes_ = 0;
     protocol::byte_buffer().swap(partial_);
     auto pending = std::move(pending_);
     pending_.clear();
     const error_info failed = why ? why : lost("session closed");
     for (auto& [id, p] : pending) complete(std::move(p.handler), call_result::failure(failed));
-    if (on_close_) asio::post(ex_, [fn = std::move(on_close_), why = std::move(why)] { fn(why); });
 }
 
 // -- writing ----------------------------------------------------------------------------------
 
 error_info session_client::enqueue(protocol::byte_buffer msg) {
     if (phase_ == phase::closed) return lost("session closed");
+    if (phase_ == phase::reconnecting) return not_open();  // no connection to send it on
     if (opts_.write_queue_limit && out_bytes_ + msg.size() > opts_.write_queue_limit)
         return make_error(errc::queue_full, std::to_string(out_bytes_) + " bytes queued");
     out_bytes_ += msg.size();
@@ -94,8 +116,8 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
 // A write loop per transport (tcp, TLS, ws), so that a tcp session's coroutine frame holds
 // nothing for the others; what they share is in await_output(), gather() and on_written().
 
-asio::awaitable<bool> session_client::await_output() {
-    while (phase_ != phase::closed) {
+asio::awaitable<bool> session_client::await_output(std::uint32_t gen) {
+    while (!gone(gen)) {
         if (!out_.empty()) co_return true;
         if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
             close(error_info{});
@@ -106,36 +128,38 @@ asio::awaitable<bool> session_client::await_output() {
     co_return false;
 }
 
-asio::awaitable<void> session_client::write_loop() {
+asio::awaitable<void> session_client::write_loop(std::uint32_t gen) {
     std::vector<asio::const_buffer> batch;
-    while (co_await await_output()) {
+    while (co_await await_output(gen)) {
         const std::size_t n = gather(batch);
         auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
-        if (!on_written(ec, n)) co_return;
+        if (!on_written(gen, ec, n)) co_return;
     }
 }
 
-asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls) {
+asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
     std::vector<asio::const_buffer> batch;
-    while (co_await await_output()) {
+    while (co_await await_output(gen)) {
         const std::size_t n = gather(batch);
         // asio's ssl::stream packs up to 8 KiB of small messages into one TLS record.
         auto [ec, written] = co_await asio::async_write(tls->stream, batch, nothrow_awaitable);
-        if (!on_written(ec, n)) co_return;
+        if (!on_written(gen, ec, n)) co_return;
     }
 }
 
 void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
     auto on_done = [](std::exception_ptr) {};
-    asio::co_spawn(ex_, [self = shared_from_this(), ws] { return self->read_loop_ws(ws); }, on_done);
-    asio::co_spawn(ex_, [self = shared_from_this(), ws = std::move(ws)] { return self->write_loop_ws(ws); }, on_done);
+    const std::uint32_t gen = conn_gen_;
+    asio::co_spawn(ex_, [self = shared_from_this(), ws, gen] { return self->read_loop_ws(ws, gen); }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this(), ws = std::move(ws), gen] { return self->write_loop_ws(ws, gen); },
+                   on_done);
 }
 
-asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws) {
-    while (co_await await_output()) {
+asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
+    while (co_await await_output(gen)) {
         // One frame per message; out_ may grow during the write, but out_[0]'s bytes stay put.
         const auto ec = co_await ws->write(asio::buffer(out_.front()));
-        if (!on_written(ec, 1)) co_return;
+        if (!on_written(gen, ec, 1)) co_return;
     }
 }
 
@@ -147,8 +171,8 @@ std::size_t session_client::gather(std::vector<asio::const_buffer>& batch) const
     return n;
 }
 
-bool session_client::on_written(const boost::system::error_code& ec, std::size_t n) {
-    if (phase_ == phase::closed) return false;
+bool session_client::on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n) {
+    if (gone(gen)) return false;  // out_ belongs to a later connection, or to nobody
     if (ec) {
         close(lost(ec.message()));
         return false;
@@ -161,12 +185,12 @@ bool session_client::on_written(const boost::system::error_code& ec, std::size_t
 
 // -- reading ----------------------------------------------------------------------------------
 
-asio::awaitable<void> session_client::read_loop() {
+asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
-    while (phase_ != phase::closed) {
+    while (!gone(gen)) {
         auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
-        if (phase_ == phase::closed) co_return;
+        if (gone(gen)) co_return;
         if (wec) {
             close(lost(wec.message()));
             co_return;
@@ -183,11 +207,11 @@ asio::awaitable<void> session_client::read_loop() {
     }
 }
 
-asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls) {
+asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
     // The session's own buffer: ssl::stream writes it before this coroutine resumes (tls_stream.hpp).
-    while (phase_ != phase::closed) {
+    while (!gone(gen)) {
         auto [ec, n] = co_await tls->stream.async_read_some(asio::buffer(tls->in), nothrow_awaitable);
-        if (phase_ == phase::closed) co_return;
+        if (gone(gen)) co_return;
         if (ec) {
             close(read_error(ec));
             co_return;
@@ -196,10 +220,10 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
     }
 }
 
-asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws) {
-    while (phase_ != phase::closed) {
+asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
+    while (!gone(gen)) {
         auto [ec, data] = co_await ws->read();
-        if (phase_ == phase::closed) co_return;
+        if (gone(gen)) co_return;
         if (ec) {
             close(ec == boost::beast::websocket::error::closed ? lost("the router closed the connection") : read_error(ec));
             co_return;
@@ -233,7 +257,9 @@ bool session_client::on_bytes(protocol::byte_view data) {
 }
 
 bool session_client::parse_all(protocol::byte_view data, std::size_t& consumed) {
-    while (phase_ != phase::closed) {
+    // A message may close the connection (and free partial_, which `data` may view): stop then.
+    const std::uint32_t gen = conn_gen_;
+    while (!gone(gen)) {
         boost::system::error_code ec;
         auto frame = protocol::parse_frame(data.subspan(consumed), limits(), ec);
         if (ec) {
@@ -293,17 +319,19 @@ void session_client::on_request(protocol::byte_view body) {
 
 void session_client::on_batch(protocol::byte_view body) {
     protocol::batch_reader batch(body);
-    while (!batch.done()) {
+    const std::uint32_t gen = conn_gen_;
+    while (!batch.done() && !gone(gen)) {  // a reply we could not queue closes the connection
         auto r = batch.next();
         if (!r) break;
         dispatch_incoming(incoming_request{r->id, r->facet, r->operation, r->mode, r->params, true}, 0);
     }
-    if (batch.error()) close(make_error(errc::protocol_error, batch.error().message()));
+    if (batch.error() && !gone(gen)) close(make_error(errc::protocol_error, batch.error().message()));
 }
 
 void session_client::dispatch_incoming(const incoming_request& r, std::int32_t request_id) {
+    const std::uint32_t gen = conn_gen_;
     const dispatch_result result = servants_.dispatch(category_, r);
-    if (request_id == 0 || phase_ == phase::closed) return;
+    if (request_id == 0 || gone(gen)) return;  // the servant may have closed the session
     protocol::byte_buffer msg;
     write_dispatch_reply(msg, request_id, r, result);
     if (auto err = enqueue(std::move(msg))) close(err);  // a reply we cannot send: the caller would hang
@@ -362,11 +390,12 @@ void session_client::on_tick(clock::time_point now) {
 
 void session_client::arm_timer() {
     // A plain handler, not a coroutine: an idle session keeps one small wait op, no frame.
+    // One wait per connection: drop_connection() ends it (generation), establish() arms the next.
     timer_.expires_at(next_wakeup());
-    timer_.async_wait([self = shared_from_this()](boost::system::error_code) {
-        if (self->phase_ == phase::closed) return;  // expiry, or cancel() to re-arm earlier
+    timer_.async_wait([self = shared_from_this(), gen = conn_gen_](boost::system::error_code) {
+        if (self->gone(gen)) return;  // else expiry, or cancel() to re-arm earlier
         self->on_tick(clock::now());
-        if (self->phase_ != phase::closed) self->arm_timer();
+        if (!self->gone(gen)) self->arm_timer();
     });
 }
 

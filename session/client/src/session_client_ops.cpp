@@ -1,6 +1,7 @@
 // session_client: the operations (open, routed calls, servants, destroy).
 #include <moraine/client/session_client.hpp>
 
+#include "reconnect_state.hpp"
 #include "tls_stream.hpp"
 #include "ws_client_stream.hpp"
 
@@ -8,6 +9,9 @@
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <optional>
 
@@ -56,6 +60,9 @@ std::vector<protocol::proxy> evicted_of(const call_result& r) {
 
 error_info session_client::not_open() const {
     // A session the router dropped reports why; one never opened, or closed by us: not_connected.
+    if (reconnect_ && reconnect_->active)
+        return make_error(errc::reconnecting, "the connection to the router was lost; reconnect attempt " +
+                                                  std::to_string(reconnect_->attempt));
     if (closed_by_.code == errc::connection_lost) return closed_by_;
     return make_error(errc::not_connected, "the session is not open");
 }
@@ -71,11 +78,26 @@ asio::awaitable<error_info> session_client::open_coro(router_address a, std::opt
         close(err);
         co_return err;
     }
+    if (reconnect_) {
+        reconnect_->address = a;
+        reconnect_->login = login;
+    }
+    co_return co_await establish(a, login);
+}
+
+asio::awaitable<error_info> session_client::establish(const router_address& a,
+                                                      const std::optional<credentials>& login) {
+    const std::uint32_t gen = conn_gen_;
+    // Closes this connection unless it is gone already (the next attempt may own the socket).
+    auto fail = [&](error_info err) {
+        if (!gone(gen)) close(err);
+        return err;
+    };
     phase_ = phase::connecting;
     phase_deadline_ = clock::now() + opts_.connect_timeout;
     arm_timer();
     if (auto err = co_await connect(a)) co_return err;
-    if (auto err = co_await wait_validated()) co_return err;
+    if (auto err = co_await wait_validated(gen)) co_return err;
     phase_ = phase::creating;
     phase_deadline_ = clock::time_point::max();
     // Both are ["amd", "format:sliced"] and raise the same exceptions (docs/glacier2.md §2).
@@ -87,13 +109,16 @@ asio::awaitable<error_info> session_client::open_coro(router_address a, std::opt
             out.write_string(login->password);
         });
     const call_result created = co_await router_call(operation, operation_mode::normal, std::move(params));
-    if (auto err = map_session_error(created)) {
-        close(err);
-        co_return err;
-    }
-    if (auto err = co_await fetch_session_info()) {
-        close(err);
-        co_return err;
+    if (auto err = map_session_error(created)) co_return fail(std::move(err));
+    if (auto err = co_await fetch_session_info(gen)) co_return fail(std::move(err));
+    if (gone(gen)) co_return closed_by_ ? closed_by_ : make_error(errc::connection_lost, "closed during session set-up");
+    if (reconnect_ && heartbeat_every_.count() > 0) {
+        // A router that vanished without a FIN or RST (host down, partition) never acknowledges
+        // our heartbeats: the kernel then fails the connection after the ACM timeout (twice the
+        // heartbeat period), instead of after minutes of retransmissions, and we reconnect.
+        using user_timeout = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_USER_TIMEOUT>;
+        boost::system::error_code ignored;  // best effort: without it a dead router is found later
+        socket_.set_option(user_timeout(static_cast<int>(2 * heartbeat_every_.count())), ignored);
     }
     phase_ = phase::open;
     last_write_ = clock::now();
@@ -102,6 +127,7 @@ asio::awaitable<error_info> session_client::open_coro(router_address a, std::opt
 }
 
 asio::awaitable<error_info> session_client::connect(const router_address& a) {
+    const std::uint32_t gen = conn_gen_;
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(a.host, ec);
     if (!ec) {
@@ -113,7 +139,7 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
         ec = rec;
         if (!ec) std::tie(ec, std::ignore) = co_await asio::async_connect(socket_, results, nothrow_awaitable);
     }
-    if (phase_ == phase::closed) co_return make_error(errc::timeout, "connect took too long");
+    if (gone(gen)) co_return closed_by_ ? closed_by_ : make_error(errc::timeout, "connect took too long");
     if (ec) {
         close(error_info{ec, ec.message()});
         co_return error_info{ec, ec.message()};
@@ -122,7 +148,7 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
     if (a.websocket) {  // still within connect_timeout: on expiry the timer closes the socket
         auto ws = std::make_shared<ws_client_stream>(socket_);
         const auto wec = co_await ws->handshake(a);
-        if (phase_ == phase::closed) co_return closed_by_ ? closed_by_ : not_open();
+        if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();
         if (wec) {
             error_info err{wec, "WebSocket upgrade failed: " + wec.message()};
             close(err);
@@ -134,16 +160,17 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
     std::shared_ptr<tls_stream> tls;
     if (a.tls) {
         tls = std::make_shared<tls_stream>(socket_, *opts_.tls, a);
-        if (auto err = co_await tls_handshake(a, *tls)) co_return err;
+        if (auto err = co_await tls_handshake(a, *tls, gen)) co_return err;
     }
     start_loops(std::move(tls));
     co_return error_info{};
 }
 
-asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls) {
+asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls,
+                                                          std::uint32_t gen) {
     // Still within connect_timeout: on expiry the timer closes the socket, which ends the handshake.
     auto [ec] = co_await tls.stream.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
-    if (phase_ == phase::closed) co_return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
+    if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
     if (ec) {
         auto err = handshake_error(tls, a, ec);
         close(err);
@@ -152,14 +179,14 @@ asio::awaitable<error_info> session_client::tls_handshake(const router_address& 
     co_return error_info{};
 }
 
-asio::awaitable<error_info> session_client::wait_validated() {
-    while (!validated_ && phase_ != phase::closed) co_await wait_event();
-    if (validated_ && phase_ != phase::closed) co_return error_info{};
+asio::awaitable<error_info> session_client::wait_validated(std::uint32_t gen) {
+    while (!validated_ && !gone(gen)) co_await wait_event();
+    if (validated_ && !gone(gen)) co_return error_info{};
     if (closed_by_) co_return closed_by_;  // e.g. timeout, or the router refused our TLS certificate
     co_return make_error(errc::connection_lost, "closed before the router validated the connection");
 }
 
-asio::awaitable<error_info> session_client::fetch_session_info() {
+asio::awaitable<error_info> session_client::fetch_session_info(std::uint32_t gen) {
     // Both in one round trip: neither depends on the other. getACMTimeout runs alongside.
     auto acm = std::make_shared<std::optional<call_result>>();
     asio::co_spawn(ex_, router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
@@ -168,8 +195,8 @@ asio::awaitable<error_info> session_client::fetch_session_info() {
                        event_.cancel();
                    });
     const call_result cat = co_await router_call("getCategoryForClient", operation_mode::nonmutating, empty_params());
-    while (!acm->has_value() && phase_ != phase::closed) co_await wait_event();
-    if (phase_ == phase::closed) co_return make_error(errc::connection_lost, "closed during session set-up");
+    while (!acm->has_value() && !gone(gen)) co_await wait_event();
+    if (gone(gen)) co_return make_error(errc::connection_lost, "closed during session set-up");
     if (!cat.ok()) co_return cat.error;
     auto category = decode_string_result(cat.encaps);
     if (!category) co_return make_error(errc::protocol_error, "bad getCategoryForClient result");
@@ -191,7 +218,7 @@ asio::awaitable<error_info> session_client::fetch_session_info() {
 asio::awaitable<call_result> session_client::twoway(protocol::identity_view id, std::string_view facet,
                                                     std::string_view operation, operation_mode mode,
                                                     protocol::byte_view params, const call* options) {
-    if (phase_ == phase::closed) co_return call_result::failure(not_open());
+    if (phase_ == phase::closed || phase_ == phase::reconnecting) co_return call_result::failure(not_open());
     const std::int32_t rid = next_request_id();
     auto msg = request_message(rid, id, facet, operation, mode, params,
                                options ? request_options{&options->context, options->compress} : request_options{});
@@ -247,7 +274,13 @@ asio::awaitable<error_info> session_client::oneway_coro(call c) {
 }
 
 asio::awaitable<error_info> session_client::destroy_coro() {
+    if (reconnect_ && reconnect_->active) {  // no session on any router: just stop
+        reconnect_->stopped = true;
+        close(error_info{});
+        co_return error_info{};
+    }
     if (phase_ != phase::open) co_return not_open();
+    if (reconnect_) reconnect_->stopped = true;  // a loss from here on ends the session
     const call_result r = co_await router_call("destroySession", operation_mode::normal, empty_params());
     if (phase_ == phase::closed) co_return r.error ? r.error : error_info{};
     // Graceful close (docs/ice-wire.md §3): close connection, flush, then the socket.

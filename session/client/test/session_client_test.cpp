@@ -1,20 +1,10 @@
 // session_client against an in-process fake router on loopback: the I/O paths a real router
 // rarely exercises (timeouts, the ice_add_proxy retry, bad bytes, refused connections).
-#include <moraine/client/params.hpp>
-#include <moraine/client/session_client.hpp>
-#include <moraine/protocol/compression.hpp>
-#include <moraine/protocol/header.hpp>
-#include <moraine/protocol/output_stream.hpp>
-#include <moraine/protocol/reply.hpp>
-#include <moraine/protocol/request.hpp>
+#include "fake_router.hpp"
+
 #include <moraine/protocol/user_exception.hpp>
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
-#include <array>
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -23,96 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using protocol::byte_buffer;
-
-/// Answers for one request: whole messages to send back (none = never answer).
-using script = std::function<std::vector<byte_buffer>(const protocol::request_view&, int nth_of_op)>;
-
-byte_buffer ok_reply(std::int32_t id, byte_buffer encaps) {
-    byte_buffer out;
-    protocol::write_reply_ok(out, id, encaps);
-    return out;
-}
-
-/// The answers of Glacier2/router to the session set-up calls; "" category = no server endpoints.
-std::vector<byte_buffer> router_answers(const protocol::request_view& r) {
-    if (r.operation == "createSession")
-        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_short(0); }))};
-    if (r.operation == "getCategoryForClient") return {ok_reply(r.request_id, encode_string_params(""))};
-    if (r.operation == "getACMTimeout")
-        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_int(30); }))};
-    if (r.operation == "addProxies")
-        return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_size(0); }))};
-    if (r.operation == "destroySession") return {ok_reply(r.request_id, empty_params())};
-    return {};
-}
-
-struct fake_router {
-    asio::io_context ioc{1};
-    tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
-    std::vector<std::string> ops;  // operations received, in order
-    std::vector<int> compression;  // each request's compression status byte, in order
-    std::vector<protocol::context> contexts;  // each request's context, in order
-    script answer;
-    byte_buffer greeting{protocol::validate_connection_message.begin(), protocol::validate_connection_message.end()};
-
-    router_address address() const { return {"127.0.0.1", acceptor.local_endpoint().port()}; }
-
-    asio::awaitable<void> serve() {
-        auto [aec, sock] = co_await acceptor.async_accept(nothrow_awaitable);
-        if (aec) co_return;
-        co_await asio::async_write(sock, asio::buffer(greeting), nothrow_awaitable);
-        byte_buffer in;
-        std::array<std::byte, 4096> chunk;
-        std::map<std::string, int> seen;
-        for (;;) {
-            auto [ec, n] = co_await sock.async_read_some(asio::buffer(chunk), nothrow_awaitable);
-            if (ec) co_return;
-            in.insert(in.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
-            boost::system::error_code perr;
-            while (auto f = protocol::parse_frame(in, protocol::limits{}, perr)) {
-                std::vector<byte_buffer> out;
-                if (f->header.type == protocol::message_type::close_connection) co_return;
-                if (f->header.type == protocol::message_type::request) {
-                    const auto status = static_cast<int>(f->header.compression);
-                    byte_buffer plain;
-                    auto body = f->body();
-                    if (f->header.compression == protocol::compression_status::compressed) {
-                        auto inflated = protocol::decompress_message(*f, protocol::limits{});
-                        if (!inflated) co_return;
-                        plain = std::move(*inflated);
-                        body = protocol::byte_view(plain).subspan(protocol::header_size);
-                    }
-                    auto r = protocol::decode_request(body);
-                    if (!r) co_return;
-                    ops.emplace_back(r->operation);
-                    compression.push_back(status);
-                    contexts.emplace_back();
-                    for (auto [k, v] : r->context.entries) contexts.back().emplace_back(std::string(k), std::string(v));
-                    const int nth = seen[std::string(r->operation)]++;
-                    out = answer ? answer(*r, nth) : std::vector<byte_buffer>{};
-                    if (out.empty()) out = router_answers(*r);
-                }
-                in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f->size()));
-                for (auto& m : out) co_await asio::async_write(sock, asio::buffer(m), nothrow_awaitable);
-            }
-            if (perr) co_return;
-        }
-    }
-
-    /// Runs `test` against this fake router until both finish.
-    void run(std::function<asio::awaitable<void>(std::shared_ptr<session_client>)> test, session_options so = {}) {
-        asio::co_spawn(ioc, serve(), asio::detached);
-        auto s = session_client::create(ioc.get_executor(), so);
-        bool finished = false;
-        asio::co_spawn(ioc, test(s), [&](std::exception_ptr e) {
-            finished = true;
-            if (e) std::rethrow_exception(e);
-            acceptor.close();
-        });
-        ioc.run_for(10s);
-        EXPECT_TRUE(finished) << "test coroutine did not finish";
-    }
-};
+using test::fake_router;
+using test::ok_reply;
 
 protocol::proxy hello() { return *protocol::proxy_from_string("hello:tcp -h 127.0.0.1 -p 9"); }
 call say_hello() { return {hello(), "sayHello", encode_string_params("bob")}; }

@@ -61,6 +61,7 @@ struct fake_tls_router {
     std::vector<seen_request> requests;   // every request, all connections, in arrival order
     std::vector<std::string> client_cns;  // subject CN of each verified client certificate ("" = none)
     int accepted = 0;
+    std::vector<std::weak_ptr<ssl::stream<tcp::socket>>> live;  // TLS connections, for drop_all
 
     explicit fake_tls_router(bool require_client_cert = false) {
         const auto& pki = test_pki::get();
@@ -126,7 +127,9 @@ struct fake_tls_router {
 
     asio::awaitable<void> serve(tcp::socket sock) {
         if (plain) co_return co_await serve_messages(sock);
-        ssl::stream<tcp::socket> s(std::move(sock), ctx);
+        auto sp = std::make_shared<ssl::stream<tcp::socket>>(std::move(sock), ctx);
+        live.push_back(sp);
+        auto& s = *sp;
         auto [ec] = co_await s.async_handshake(ssl::stream_base::server, nothrow_awaitable);
         if (ec) co_return;
         std::string cn;
@@ -138,6 +141,16 @@ struct fake_tls_router {
         }
         client_cns.push_back(cn);
         co_await serve_messages(s);
+    }
+
+    /// Closes every TLS connection's socket at once, without close_notify (a router that died).
+    void drop_all() {
+        for (auto& w : live)
+            if (auto sp = w.lock()) {
+                boost::system::error_code ignored;
+                sp->lowest_layer().close(ignored);
+            }
+        live.clear();
     }
 
     asio::awaitable<void> accept_loop() {
@@ -376,6 +389,47 @@ TEST(tls_session, many_tls_sessions_on_one_thread_keep_their_bytes_apart) {
         for (auto& s : sessions) s->close();
     });
     EXPECT_EQ(good, n);
+}
+
+TEST(tls_session, reconnects_with_the_same_credentials) {
+    for (const bool secure : {false, true}) {
+        fake_tls_router fr;
+        fr.run([&]() -> asio::awaitable<void> {
+            auto so = tls_session_options(test_pki::get().ca(), true);
+            so.reconnect = reconnect_options{.backoff = {.initial_delay = 10ms, .max_delay = 50ms}};
+            auto s = session_client::create(fr.ioc.get_executor(), so);
+            std::vector<session_event_kind> kinds;
+            s->on_session_event([&](const session_event& e) { kinds.push_back(e.kind); });
+            error_info err;
+            if (secure) err = co_await s->async_open_secure(fr.address(), asio::use_awaitable);
+            else err = co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable);
+            EXPECT_FALSE(err) << err.message();
+            call first = echo("one");  // named: g++ 12 and temporaries in co_await (README)
+            EXPECT_TRUE((co_await s->async_invoke(std::move(first), asio::use_awaitable)).ok());
+            fr.drop_all();
+            asio::steady_timer t(fr.ioc.get_executor());
+            for (int i = 0; i < 400 && kinds.size() < 3; ++i) {
+                t.expires_after(5ms);
+                co_await t.async_wait(nothrow_awaitable);
+            }
+            EXPECT_TRUE(s->is_open());
+            call big = echo(payload(20'000, 3));
+            auto r = co_await s->async_invoke(std::move(big), asio::use_awaitable);
+            EXPECT_TRUE(r.ok()) << r.error.message();
+            EXPECT_TRUE(decode_string_result(r.encaps) == payload(20'000, 3));
+            const std::vector<session_event_kind> want{session_event_kind::lost, session_event_kind::reconnecting,
+                                                       session_event_kind::restored};
+            EXPECT_EQ(kinds, want);
+            EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
+        });
+        const std::string create = secure ? "createSessionFromSecureConnection" : "createSession";
+        std::vector<byte_buffer> creates;
+        for (const auto& r : fr.requests)
+            if (r.operation == create) creates.push_back(r.params);
+        ASSERT_EQ(creates.size(), 2u) << create;
+        EXPECT_EQ(creates[0], creates[1]) << "the same credentials again";
+        EXPECT_EQ(fr.client_cns, (std::vector<std::string>{"moraine-test-client", "moraine-test-client"}));
+    }
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ public:
     /// A delivery shard removed a failed subscriber: forget it.
     void forget(const std::string& topic, const std::string& key);
 
+    /// Removes the link from `name` to `linked` after its TopicLink answered ObjectNotExist
+    /// (IceStorm's rule for a link whose topic is gone). Shard 0.
+    void drop_link(const std::string& name, const std::string& linked);
+
     /// Creates `name` if absent (configured topics, upstream links); `done` runs once every shard knows it.
     void ensure_topic(const std::string& name, std::function<void()> done);
 

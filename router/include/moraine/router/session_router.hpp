@@ -49,6 +49,11 @@ public:
     std::size_t sessions_open() const noexcept { return sessions_open_.load(std::memory_order_relaxed); }
     void session_opened() noexcept { sessions_open_.fetch_add(1, std::memory_order_relaxed); }
     void session_closed() noexcept { sessions_open_.fetch_sub(1, std::memory_order_relaxed); }
+    /** Reserves room for one session under `max` (sessions open plus set-ups in progress), so
+        concurrent createSession calls cannot pass the limit together. @return false when full;
+        on true, end_setup() must follow once the set-up has ended (created or not). */
+    bool begin_setup(std::size_t max) noexcept;
+    void end_setup() noexcept { setups_.fetch_sub(1, std::memory_order_acq_rel); }
     /// The server endpoints as bound (real ports), or as published when configured.
     const std::vector<protocol::endpoint>& server_endpoints() const noexcept { return server_endpoints_; }
 
@@ -67,6 +72,7 @@ private:
     std::vector<protocol::endpoint> server_endpoints_;
     session::admission admission_;
     std::atomic<std::size_t> sessions_open_{0};
+    std::atomic<std::size_t> setups_{0};
 };
 
 }  // namespace moraine::router

@@ -21,17 +21,22 @@ struct admission_limits {
 
 /// Why admission refused a createSession, with how long to wait (ms) where that applies.
 struct admission_refusal {
-    enum class kind { none, rate, backoff_address, backoff_user } why = kind::none;
+    enum class kind { none, rate, backoff_address, backoff_user, checking } why = kind::none;
     std::chrono::milliseconds retry_after{0};
     explicit operator bool() const noexcept { return why != kind::none; }
 };
 
 /** Rate limit and exponential back-off after failed logins, per client address and per user id.
     Guessing passwords gets slower with each failure (from `backoff_initial`, doubling, up to
-    `backoff_max`) while a user who logs in correctly is never delayed: a success clears that
-    user's and that address's record. Shared by every shard: a mutex guards it, taken only on
-    session set-up (never per message). Memory is bounded: records idle past twice the longest
-    wait are pruned, and at most `max_entries` are kept (the oldest go first). */
+    `backoff_max`). Password checks still running count as failures-to-be, so guesses sent in
+    parallel get no more tries than guesses sent one by one: at most `backoff_free_failures`
+    (at least 1) unfinished checks per address and per user. A success clears that user's and
+    that address's record and remembers the pair for a day: from an address where a user has
+    logged in, that user is not held back by failures others cause for their user id (the
+    per-address back-off still applies), so nobody can lock a user out from elsewhere.
+    Shared by every shard: a mutex guards it, taken only on session set-up (never per message).
+    Memory is bounded: records idle past twice the longest wait are pruned (remembered pairs
+    after a day), and at most `max_entries` are kept (the oldest go first). */
 class admission {
 public:
     using clock = std::chrono::steady_clock;
@@ -39,11 +44,14 @@ public:
     explicit admission(admission_limits limits, std::size_t max_entries = 100000)
         : limits_(limits), max_entries_(max_entries) {}
 
-    /// Checks a createSession from `address` for `user` at `now`; counts it toward the rate.
-    admission_refusal check(std::string_view address, std::string_view user, clock::time_point now);
-    /// Records the outcome of the authentication that followed an admitted check.
+    /** Checks a createSession from `address` for `user` at `now`; counts it toward the rate.
+        With `password_check`, an admitted call is a password check in progress: report its
+        outcome with failed() or succeeded(), exactly once. */
+    admission_refusal check(std::string_view address, std::string_view user, clock::time_point now,
+                            bool password_check = true);
+    /// Records the outcome of an admitted password check.
     void failed(std::string_view address, std::string_view user, clock::time_point now);
-    void succeeded(std::string_view address, std::string_view user);
+    void succeeded(std::string_view address, std::string_view user, clock::time_point now);
 
     /// Replaces the limits (reload); records are kept.
     void set_limits(admission_limits limits);
@@ -52,6 +60,7 @@ public:
 private:
     struct record {
         unsigned failures = 0;
+        unsigned checking = 0;  ///< password checks admitted and not yet reported
         clock::time_point last_failure{};
         double tokens = -1;  ///< rate bucket; -1: not started
         clock::time_point refilled{};

@@ -45,6 +45,14 @@ public:
         left unread were never dispatched, so an Ice client retries them safely. */
     void close_gracefully();
 
+    /// A twoway request of this connection's peer was forwarded to a back end / was answered or
+    /// failed there (backend_connection): while any is outstanding a drain closes forcefully,
+    /// since Ice takes a close-connection message to mean "nothing outstanding was dispatched".
+    void request_forwarded() noexcept { ++awaiting_backend_; }
+    void request_settled() noexcept {
+        if (awaiting_backend_ > 0) --awaiting_backend_;
+    }
+
     /// Wakes a read loop paused by reads_paused().
     void resume_reads() noexcept { resume_.cancel(); }
 
@@ -151,6 +159,7 @@ private:
     std::chrono::steady_clock::time_point last_activity_;
     void close_message_written() noexcept;
 
+    std::uint32_t awaiting_backend_ = 0;  // forwarded twoways not yet answered
     bool closed_ = false;
     bool closing_ = false;        // close_gracefully: the close-connection message is queued
     bool close_pending_ = false;  // ...and not yet written

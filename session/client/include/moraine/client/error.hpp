@@ -34,6 +34,9 @@ enum class errc {
                             ///< OpenSSL's reason and verdict, e.g. "certificate verify failed (SSL
                             ///< routines): hostname mismatch"), or the router refused the connection
                             ///< right after it, before validating it (TLS 1.3; e.g. no client certificate)
+    reconnecting,           ///< the connection was lost and the session is reconnecting
+                            ///< (session_options::reconnect): nothing was sent; call again after
+                            ///< session_event_kind::restored. detail = the attempt under way
 };
 
 /// The category of client::errc ("moraine.client"). Convertible to std::error_code like any

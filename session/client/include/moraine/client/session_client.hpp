@@ -8,6 +8,7 @@
 #include <moraine/client/routing_cache.hpp>
 #include <moraine/client/servant.hpp>
 #include <moraine/client/servant_map.hpp>
+#include <moraine/client/session_event.hpp>
 #include <moraine/client/session_options.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -42,6 +43,14 @@ struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over 
     strand). The async_* functions may be called from any thread: they dispatch to it. The
     other member functions must be called on it.
 
+    Reconnection (session_options::reconnect, off by default): when the connection of an open
+    session is lost, the calls in flight fail with errc::connection_lost and the session
+    reconnects with back-off, reporting each step to on_session_event (lost, reconnecting per
+    attempt, then restored or gave_up). Meanwhile is_open() is false and calls fail at once with
+    errc::reconnecting (nothing is queued to be sent later: call again after `restored`).
+    Servants stay registered by name and answer under the new session's category; proxies
+    handed out before the loss carry the old one, so hand out server_proxy(name) again.
+
     Operations complete with one value (error_info or call_result), so with any asio token:
     `co_await s->async_invoke(c, asio::use_awaitable)`, `s->async_invoke(c, asio::use_future).get()`,
     or a callback `[](call_result r) {...}`. Nothing throws for network or Ice errors. */
@@ -65,7 +74,8 @@ public:
         (e.g. connection_refused); errc::connection_lost; for an `ssl` address also
         errc::tls_not_configured (session_options::tls is null: nothing is sent) and
         ::tls_handshake_failed (e.g. the router's certificate is not trusted).
-        On failure the session is closed. */
+        On failure the session is closed (never retried, even with session_options::reconnect).
+        With reconnect set, the session keeps `router`, `user` and `password` for later attempts. */
     template <class Token>
     auto async_open(router_address router, std::string user, std::string password, Token&& token) {
         // Arguments travel captured in the initiation, not as async_initiate's extra arguments:
@@ -104,7 +114,8 @@ public:
         "ice_add_proxy", re-adds and retries once (docs/ice-wire.md §10).
         Completion `void(call_result)`: ok with the results encapsulation, or the mapped Ice
         error (errc::user_exception with type id and encapsulation, *_not_exist, unknown_*),
-        errc::timeout after call_timeout, errc::connection_lost, ::not_connected, ::queue_full. */
+        errc::timeout after call_timeout, errc::connection_lost, ::not_connected, ::queue_full,
+        ::reconnecting (the session is reconnecting: not sent). */
     template <class Token>
     auto async_invoke(call c, Token&& token) {
         return asio::async_initiate<Token, void(call_result)>(
@@ -117,7 +128,7 @@ public:
 
     /** Oneway call through the router (request id 0, no reply): addProxies first if needed.
         Completion `void(error_info)` once the request is queued: empty, or errc::not_connected,
-        ::queue_full, ::connection_lost, or the error of the addProxies call. */
+        ::queue_full, ::connection_lost, ::reconnecting, or the error of the addProxies call. */
     template <class Token>
     auto async_send_oneway(call c, Token&& token) {
         return asio::async_initiate<Token, void(error_info)>(
@@ -131,7 +142,9 @@ public:
     /** Ends the session: `Glacier2::Router::destroySession`, then a graceful close (close
         connection message, then the socket), bounded by connect_timeout.
         Completion `void(error_info)`: the destroySession error if any (e.g. errc::user_exception
-        `::Glacier2::SessionNotExistException`); the connection is closed either way. */
+        `::Glacier2::SessionNotExistException`); the connection is closed either way. While the
+        session is reconnecting there is no session on a router to destroy: reconnection stops,
+        the session closes and this completes with no error. */
     template <class Token>
     auto async_destroy(Token&& token) {
         return asio::async_initiate<Token, void(error_info)>(
@@ -143,9 +156,10 @@ public:
 
     /** Registers `s` as the servant `<category>/name`: requests the router sends for it on this
         connection are dispatched to it; others get ObjectNotExist. Call after async_open.
+        The servant is kept by name: after a reconnection it answers under the new category.
         @return the proxy to hand to back ends (e.g. to subscribe): identity `<category>/name`
         with the router's server endpoints from getServerProxy; a nil proxy if the router has
-        no server endpoints (then no callback can reach this client). */
+        no server endpoints (then no callback can reach this client), or while reconnecting. */
     protocol::proxy add_servant(std::string name, servant s);
 
     /// Unregisters the servant `<category>/name`. @return true if there was one.
@@ -155,32 +169,49 @@ public:
     protocol::proxy server_proxy(std::string_view name) const;
 
     /// The session category (Glacier2::Router::getCategoryForClient); empty before async_open
-    /// completes or when the router has no server endpoints.
+    /// completes, while reconnecting, or when the router has no server endpoints. A new value
+    /// after each reconnection (session_event::category).
     const std::string& category() const noexcept { return category_; }
 
     /// Heartbeat period in use (0 = none): half of getACMTimeout, or fallback_heartbeat.
     std::chrono::milliseconds heartbeat_period() const noexcept { return heartbeat_every_; }
 
-    /// True between a successful async_open and close.
+    /// True between a successful async_open and close, except while reconnecting.
     bool is_open() const noexcept { return phase_ == phase::open; }
 
-    /// Called once (posted to the executor) when the connection closes, with why: empty after
+    /// True from the loss of the connection until restored or gave_up (session_options::reconnect).
+    bool is_reconnecting() const noexcept;
+
+    /// Called once (posted to the executor) when the session ends, with why: empty after
     /// async_destroy or close(), else e.g. errc::connection_lost (the router dropped the session).
+    /// With session_options::reconnect a lost connection does not end the session: this comes
+    /// only after close(), async_destroy, or gave_up (errc::connection_lost "gave up
+    /// reconnecting after N attempts: <last error>").
     void on_close(std::function<void(const error_info&)> fn) { on_close_ = std::move(fn); }
 
-    /// Forceful close: the socket closes now, pending calls complete with errc::connection_lost.
-    /// Idempotent; the only place the socket closes.
+    /** Called (posted to the executor, in order) for each state change of a reconnecting
+        session: lost, reconnecting (once per attempt), restored or gave_up (session_event.hpp).
+        Set it before async_open, or on the executor. Only with session_options::reconnect:
+        without it nothing is ever reported here (a loss closes the session: on_close). */
+    void on_session_event(std::function<void(const session_event&)> fn);
+
+    /// Forceful close: the socket closes now, pending calls complete with errc::connection_lost;
+    /// a reconnection under way stops (no more events). Idempotent; the only place the socket closes.
     void close() { close(error_info{}); }
 
     /// The executor everything runs on.
     executor_type get_executor() const noexcept { return ex_; }
 
 private:
-    enum class phase : std::uint8_t { idle, connecting, creating, open, closing, closed };
+    /// reconnecting: the connection is lost and no attempt is connecting now (back-off wait);
+    /// an attempt goes through connecting and creating again.
+    enum class phase : std::uint8_t { idle, connecting, creating, open, closing, closed, reconnecting };
     /// createSession's user id and password; none = createSessionFromSecureConnection.
     struct credentials {
         std::string user, password;
     };
+    /// What a session with session_options::reconnect keeps (src/reconnect_state.hpp).
+    struct reconnect_state;
     struct pending_call {
         asio::any_completion_handler<void(call_result)> handler;
         std::chrono::steady_clock::time_point deadline;
@@ -207,10 +238,13 @@ private:
 
     // Operations (session_client_ops.cpp).
     asio::awaitable<error_info> open_coro(router_address a, std::optional<credentials> login);
+    /// Connect, validation, createSession*, session info: one connection's way to phase::open.
+    /// On failure its connection is closed. The caller keeps `a` and `login` alive.
+    asio::awaitable<error_info> establish(const router_address& a, const std::optional<credentials>& login);
     asio::awaitable<error_info> connect(const router_address& a);
-    asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls);
-    asio::awaitable<error_info> wait_validated();
-    asio::awaitable<error_info> fetch_session_info();
+    asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls, std::uint32_t gen);
+    asio::awaitable<error_info> wait_validated(std::uint32_t gen);
+    asio::awaitable<error_info> fetch_session_info(std::uint32_t gen);
     asio::awaitable<call_result> invoke_coro(call c);
     asio::awaitable<error_info> oneway_coro(call c);
     asio::awaitable<error_info> destroy_coro();
@@ -222,20 +256,30 @@ private:
                                         protocol::operation_mode mode, protocol::byte_view params,
                                         const call* options = nullptr);
 
-    // Connection (session_client_io.cpp).
+    // Reconnection (session_client_reconnect.cpp).
+    /// The connection of a session that reconnects is gone (close() decided so): phase
+    /// reconnecting, fresh routing cache; the first loss of an open session starts the loop.
+    void lose_connection(const error_info& why, bool was_open);
+    asio::awaitable<void> reconnect_loop();
+    void emit(session_event ev);
+
+    // Connection (session_client_io.cpp). `gen` is the connection generation a loop or an
+    // operation belongs to: each closed connection increments conn_gen_, so what served an
+    // earlier connection stops instead of touching the next one.
+    bool gone(std::uint32_t gen) const noexcept { return phase_ == phase::closed || gen != conn_gen_; }
     void start_loops(std::shared_ptr<tls_stream> tls);
-    asio::awaitable<void> read_loop();
-    asio::awaitable<void> write_loop();
-    asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls);
-    asio::awaitable<void> write_loop_tls(std::shared_ptr<tls_stream> tls);
+    asio::awaitable<void> read_loop(std::uint32_t gen);
+    asio::awaitable<void> write_loop(std::uint32_t gen);
+    asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen);
+    asio::awaitable<void> write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen);
     void start_ws_loops(std::shared_ptr<ws_client_stream> ws);
-    asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws);
-    asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws);
-    /// Waits until something is queued: true; false once closed (closing first when a close
-    /// was asked for and everything queued has been written).
-    asio::awaitable<bool> await_output();
+    asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
+    asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
+    /// Waits until something is queued: true; false once connection `gen` is gone (closing
+    /// first when a close was asked for and everything queued has been written).
+    asio::awaitable<bool> await_output(std::uint32_t gen);
     std::size_t gather(std::vector<asio::const_buffer>& batch) const;
-    bool on_written(const boost::system::error_code& ec, std::size_t n);
+    bool on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;
     void arm_timer();
     bool on_bytes(protocol::byte_view data);
@@ -253,7 +297,11 @@ private:
     void expire_calls(std::chrono::steady_clock::time_point now);
     std::chrono::steady_clock::time_point next_wakeup() const;
     void on_tick(std::chrono::steady_clock::time_point now);
+    /// Closes the connection (`why` empty: asked for by the caller). With reconnect set, a loss
+    /// of an open or reconnecting session goes to lose_connection; anything else ends the session.
     void close(error_info why);
+    /// The connection half of close(): socket, timers, queues; pending calls fail with `why`.
+    void drop_connection(const error_info& why);
     error_info not_open() const;
     asio::awaitable<void> wait_event();
     protocol::limits limits() const noexcept { return {opts_.max_message_bytes}; }
@@ -268,6 +316,7 @@ private:
     bool validated_ = false;
     bool close_after_flush_ = false;
     std::int32_t last_request_id_ = 0;
+    std::uint32_t conn_gen_ = 0;  // incremented by each close of a connection
 
     std::vector<protocol::byte_buffer> out_;  // whole messages, oldest first
     std::size_t out_bytes_ = 0;
@@ -286,6 +335,7 @@ private:
     std::chrono::steady_clock::time_point phase_deadline_ = std::chrono::steady_clock::time_point::max();
     std::function<void(const error_info&)> on_close_;
     error_info closed_by_;  // why the connection closed, if not by us
+    std::unique_ptr<reconnect_state> reconnect_;  // null without session_options::reconnect
 };
 
 }  // namespace moraine::client

@@ -1,13 +1,34 @@
 #pragma once
 // Settings of one client session.
+#include <moraine/client/backoff_policy.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace moraine::client {
 
 class tls_context;
+
+/** Reconnection of a session whose connection to the router is lost (read error, EOF, the
+    router closed it or dropped the session, a failed write or heartbeat): the calls in flight
+    fail with errc::connection_lost, then the session connects again to the same router address
+    (a host name is resolved again: a load balancer may pick another router), creates a new
+    session with the same credentials (password, or TLS certificate), and serves its servants
+    under the new session's category. Each step is reported to session_client::on_session_event.
+    A reconnecting session also sets TCP_USER_TIMEOUT to the ACM timeout (twice the heartbeat
+    period): a router that stops acknowledging our heartbeats (host down, partition) is a loss
+    then, not minutes of retransmissions later.
+    Only a session that was open reconnects: a failed async_open is reported, not retried. */
+struct reconnect_options {
+    /// Waits before attempts 1, 2, ... (jittered exponential; default 50-100 ms, doubling, up to 10 s).
+    backoff_policy backoff;
+    /// Failed attempts after which the session gives up (session_event_kind::gave_up, then it
+    /// closes with errc::connection_lost); 0 = never gives up.
+    unsigned max_attempts = 0;
+};
 
 /// Settings of a session_client. Defaults suit a Glacier2 3.7 router with default settings.
 struct session_options {
@@ -32,6 +53,10 @@ struct session_options {
     /// tls_context::create and shared by any number of sessions; unused for tcp addresses.
     /// Null: an ssl address fails with errc::tls_not_configured (never tried over tcp).
     std::shared_ptr<const tls_context> tls;
+    /// Set: reconnect after a lost connection, as reconnect_options says. Unset (the default): a
+    /// lost connection closes the session (on_close), as before. With it set the session keeps
+    /// the router address and the credentials of async_open for as long as it lives.
+    std::optional<reconnect_options> reconnect;
 };
 
 }  // namespace moraine::client

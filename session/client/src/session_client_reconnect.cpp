@@ -1,0 +1,83 @@
+// session_client: reconnection after a lost connection (session_options::reconnect).
+#include <moraine/client/session_client.hpp>
+
+#include "reconnect_state.hpp"
+
+#include <random>
+#include <utility>
+
+namespace moraine::client {
+
+namespace {
+/// Per-thread jitter source: sessions on one thread draw from one generator, seeded once.
+std::minstd_rand& jitter_rng() {
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    return rng;
+}
+}  // namespace
+
+bool session_client::is_reconnecting() const noexcept { return reconnect_ && reconnect_->active; }
+
+void session_client::on_session_event(std::function<void(const session_event&)> fn) {
+    if (reconnect_) reconnect_->on_event = std::move(fn);
+}
+
+void session_client::emit(session_event ev) {
+    if (!reconnect_->on_event) return;
+    // Posted like on_close: the caller may call into the session from it, and we may be deep in
+    // a read. The executor runs posted work in order, so the events arrive in order.
+    asio::post(ex_, [self = shared_from_this(), ev = std::move(ev)] {
+        if (self->reconnect_->on_event) self->reconnect_->on_event(ev);
+    });
+}
+
+void session_client::lose_connection(const error_info& why, bool was_open) {
+    auto& rs = *reconnect_;
+    phase_ = phase::reconnecting;
+    routes_ = routing_cache{};  // a new session starts with an empty routing table on the router
+    server_proxy_ = {};
+    std::string category = std::exchange(category_, {});  // servants answer under the next session's
+    if (!was_open) return;  // an attempt failed: reconnect_loop goes on
+    rs.active = true;
+    rs.attempt = 0;
+    rs.lost_category = std::move(category);
+    emit({session_event_kind::lost, 0, {}, {}, rs.lost_category, why});
+    asio::co_spawn(ex_, [self = shared_from_this()] { return self->reconnect_loop(); },
+                   [self = shared_from_this()](std::exception_ptr e) {
+                       if (!e) return;
+                       // A bug: report it as the end of the session rather than reconnect forever.
+                       self->reconnect_->stopped = true;
+                       self->reconnect_->active = false;
+                       self->close(make_error(errc::protocol_error, "internal error in the client library"));
+                   });
+}
+
+asio::awaitable<void> session_client::reconnect_loop() {
+    auto& rs = *reconnect_;
+    const reconnect_options& policy = *opts_.reconnect;
+    error_info last;  // the previous attempt's error
+    for (unsigned attempt = 1;; ++attempt) {
+        rs.attempt = attempt;
+        const auto delay = policy.backoff.delay(attempt, jitter_rng());
+        emit({session_event_kind::reconnecting, attempt, delay, {}, rs.lost_category, last});
+        rs.backoff_timer.expires_after(delay);
+        co_await rs.backoff_timer.async_wait(nothrow_awaitable);
+        if (!rs.active) co_return;  // close() or async_destroy meanwhile
+        last = co_await establish(rs.address, rs.login);
+        if (!rs.active) co_return;
+        if (!last) {
+            rs.active = false;
+            emit({session_event_kind::restored, attempt, {}, category_, rs.lost_category, {}});
+            co_return;
+        }
+        if (policy.max_attempts != 0 && attempt >= policy.max_attempts) {
+            rs.active = false;
+            emit({session_event_kind::gave_up, attempt, {}, {}, rs.lost_category, last});
+            close(make_error(errc::connection_lost, "gave up reconnecting after " + std::to_string(attempt) +
+                                                        " attempts: " + last.message()));
+            co_return;
+        }
+    }
+}
+
+}  // namespace moraine::client
