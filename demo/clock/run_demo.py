@@ -22,6 +22,7 @@ in the same router: the latest status line of clock-subscriber and the router's 
 which this script keeps in a DemoStatus that serve.py answers GET /demo-status with.
 """
 import argparse, collections, json, os, queue, re, resource, signal, socket, subprocess, sys, tempfile, threading, time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -62,6 +63,7 @@ def demo_config(config, tmpdir, isolated, web_ports=None):
         ports = {role: free_port() for role in DEMO_PORTS}
         for role, port in DEMO_PORTS.items():
             text = text.replace("-p %d\"" % port, "-p %d\"" % ports[role])
+        text = re.sub(r'(listen:\s*"127\.0\.0\.1:)\d+"', lambda m: m.group(1) + '%d"' % free_port(), text)
     if web_ports:
         ports.update(web_ports)
         # The first `endpoints:` of the `client:` section: Ice endpoints, joined with ':'.
@@ -77,6 +79,44 @@ def demo_config(config, tmpdir, isolated, web_ports=None):
     with open(path, "w") as f:
         f.write(text)
     return path, ports
+
+
+def metrics_url(config):
+    """The router's /metrics URL from the config's `metrics: listen:` (None when metrics are off)."""
+    with open(config) as f:
+        m = re.search(r'^metrics:\s*\n(?:\s*#.*\n)*\s+listen:\s*"?([0-9.]+):(\d+)"?', f.read(), re.M)
+    return "http://%s:%s/metrics" % (m.group(1), m.group(2)) if m else None
+
+
+def scrape(url):
+    """Sums of the router's own counters over its shards, from its Prometheus text at `url`."""
+    sums = {}
+    with urllib.request.urlopen(url, timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            m = re.match(r"^([a-z_]+)(?:\{([^}]*)\})? (\S+)$", line)
+            if not m:
+                continue
+            key = m.group(1)
+            reason = re.search(r'reason="([a-z_]+)"', m.group(2) or "")
+            if reason:
+                key += ":" + reason.group(1)
+            sums[key] = sums.get(key, 0.0) + float(m.group(3))
+    return sums
+
+
+def metrics_line(url):
+    """One line of what the router itself counted, read from /metrics (docs/operations.md)."""
+    try:
+        m = scrape(url)
+    except OSError as e:
+        return "router /metrics: not read (%s)" % e
+    closed = ", ".join("%s %d" % (k.split(":")[1], v) for k, v in sorted(m.items())
+                       if k.startswith("moraine_connections_closed_total:") and v)
+    return ("router /metrics (%s, after the subscribers left): %d sessions, %d created; %d events delivered, %d dropped; %d protocol errors; "
+            "connections closed: %s" % (url, m.get("moraine_sessions", 0), m.get("moraine_sessions_created_total", 0),
+                                        m.get("moraine_events_delivered_total", 0),
+                                        m.get("moraine_events_dropped_total", 0),
+                                        m.get("moraine_protocol_errors_total", 0), closed or "none"))
 
 
 def wait_port(port, proc, timeout=15):
@@ -418,6 +458,9 @@ def main():
                   "(%d events); RSS %.1f MiB idle, %.1f MiB with %d sessions = %.0f bytes per session"
                   % (wall, 100.0 * cpu / wall, 1e6 * cpu / max(1, ticks), ticks, rss_idle / 1024.0,
                      steady["rss"] / 1024.0, a.sessions, per_session))
+        url = metrics_url(config)
+        if url:
+            print(metrics_line(url), flush=True)
         page = web.finish() if web else None
         if page is not None:
             line, ok = web_summary(page)

@@ -74,8 +74,11 @@ admission_refusal admission::check(std::string_view address, std::string_view us
             if (now < until)
                 return {kind, std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + std::chrono::milliseconds(1)};
         }
-        // Checks in flight could all fail: they may not take the count past the free failures.
-        if (r.checking > 0 && r.failures + r.checking >= std::max(1u, limits_.backoff_free_failures))
+        // Once a login has failed, checks in flight could all fail too: they may not take the
+        // count past the free failures. Without a failure, parallel logins (many sessions of one
+        // user at start-up) are not held back; a first burst of guesses is bounded by the
+        // set-up rate and connections-per-address limits instead.
+        if (r.failures > 0 && r.checking > 0 && r.failures + r.checking >= std::max(1u, limits_.backoff_free_failures))
             return {admission_refusal::kind::checking, limits_.backoff_initial};
     }
     for (const auto& [key, kind] : keys) ++at(key, now).checking;  // both: failed()/succeeded() undo both

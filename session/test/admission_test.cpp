@@ -85,14 +85,20 @@ TEST(admission, memory_is_bounded) {
 TEST(admission, parallel_guesses_get_no_more_tries_than_serial_ones) {
     admission a(backoff_only());  // 2 free failures
     EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
+    a.failed("10.0.0.1", "alice", t0);               // a failure: from now on checks in flight count
     EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));
-    EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::checking);  // two checks still running
-    a.failed("10.0.0.1", "alice", t0);
     EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::checking);  // 1 failed + 1 running
     a.failed("10.0.0.1", "alice", t0);
     EXPECT_FALSE(a.check("10.0.0.1", "alice", t0));  // the third try, as one by one
+    EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::checking);
     a.failed("10.0.0.1", "alice", t0);
     EXPECT_EQ(a.check("10.0.0.1", "alice", t0).why, kind::backoff_address);
+}
+
+TEST(admission, parallel_logins_without_failures_pass) {
+    admission a(backoff_only());
+    for (int i = 0; i < 100; ++i) EXPECT_FALSE(a.check("10.0.0.1", "demo", t0)) << i;  // 100 sessions at once
+    for (int i = 0; i < 100; ++i) a.succeeded("10.0.0.1", "demo", t0);
 }
 
 TEST(admission, a_user_is_not_locked_out_from_an_address_they_logged_in_from) {

@@ -739,15 +739,15 @@ def limit_sessions(ctx):
 CONCURRENT = 20  # clients firing createSession at once (each on its own connection, opened beforehand)
 
 
-def concurrent_create_sessions(ctx, router, passwords):
-    """Opens len(passwords) connections (ice_ping), then sends one createSession("alice", pw) on
+def concurrent_create_sessions(ctx, router, passwords, user="alice", source=None):
+    """Opens len(passwords) connections (ice_ping), then sends one createSession(user, pw) on
     each without waiting; returns the outcomes (None = created, else the exception) and the
     communicators (to destroy)."""
-    ics = [communicator(ctx, router) for _ in passwords]
+    ics = [communicator(ctx, router, source) for _ in passwords]
     prxs = [S.router_prx(ic) for ic in ics]
     for prx in prxs:
         prx.ice_ping()
-    futures = [prx.createSessionAsync("alice", pw) for prx, pw in zip(prxs, passwords)]
+    futures = [prx.createSessionAsync(user, pw) for prx, pw in zip(prxs, passwords)]
     outcomes = []
     for f in futures:
         try:
@@ -954,25 +954,39 @@ def login_backoff(ctx):
 
 @test
 def login_backoff_concurrent(ctx):
-    """Moraine.LoginBackoff.FreeFailures=2, Initial=5000: 20 wrong passwords for alice from
-    127.0.0.1 at once (20 connections, opened beforehand). At most 3 may be checked (the free
-    failures and the one that starts the back-off); the others must be refused "too many failed
-    logins" without a password check, as they are when sent one after the other."""
+    """Moraine.LoginBackoff.FreeFailures=2, Initial=5000: one wrong password for alice, then 20
+    more from 127.0.0.1 at once (20 connections, opened beforehand). At most 2 of those may be
+    checked (with the first: the free failures and the one that starts the back-off); the others
+    must be refused "too many failed logins" without a password check, as they are when sent one
+    after the other. Then 20 correct logins at once for bob from 127.0.0.2 (no failures there)
+    all succeed: parallel logins are not guesses until one has failed."""
     router = ctx.ice_router("backoff-concurrent", {"Moraine.LoginBackoff.FreeFailures": str(FREE_FAILURES),
                                                    "Moraine.LoginBackoff.Initial": "5000",
                                                    "Moraine.LoginBackoff.Max": "60000"})
+    first, first_ics = concurrent_create_sessions(ctx, router, ["guess-first"])
+    for ic in first_ics:
+        ic.destroy()
+    check(first[0] is not None and first[0].reason == "permission denied", "first guess: %s" % describe(first[0]))
     outcomes, ics = concurrent_create_sessions(ctx, router, ["guess-%d" % i for i in range(CONCURRENT)])
     try:
         checked = sum(1 for o in outcomes if o is not None and o.reason == "permission denied")
         backed_off = sum(1 for o in outcomes if o is not None and re.fullmatch(BACKOFF_REASON, o.reason or ""))
         check(checked + backed_off == CONCURRENT, "unexpected outcomes: %s" % [describe(o) for o in outcomes])
-        check(checked <= FREE_FAILURES + 1, "%d of %d concurrent wrong passwords were checked (%d refused by the "
-              "back-off); one after the other, only %d are" % (checked, CONCURRENT, backed_off, FREE_FAILURES + 1))
+        check(checked <= FREE_FAILURES, "%d of %d concurrent wrong passwords were checked after a first failure (%d "
+              "refused by the back-off); one after the other, only %d are" % (checked, CONCURRENT, backed_off,
+                                                                              FREE_FAILURES))
     finally:
         for ic in ics:
             ic.destroy()
+    good, good_ics = concurrent_create_sessions(ctx, router, ["builder"] * CONCURRENT, user="bob", source="127.0.0.2")
+    for ic in good_ics:
+        ic.destroy()
+    ok = sum(1 for o in good if o is None)
+    check(ok == CONCURRENT, "%d of %d concurrent correct logins for bob succeeded: %s" %
+          (ok, CONCURRENT, [describe(o) for o in good if o is not None]))
     router.stop()
-    return "%d checked, %d refused by the back-off" % (checked, backed_off)
+    return "after a first failure: %d of %d concurrent guesses checked, %d refused by the back-off; %d of %d " \
+           "concurrent correct logins of another user ok" % (checked, CONCURRENT, backed_off, ok, CONCURRENT)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,9 +28,9 @@ struct admission_refusal {
 
 /** Rate limit and exponential back-off after failed logins, per client address and per user id.
     Guessing passwords gets slower with each failure (from `backoff_initial`, doubling, up to
-    `backoff_max`). Password checks still running count as failures-to-be, so guesses sent in
-    parallel get no more tries than guesses sent one by one: at most `backoff_free_failures`
-    (at least 1) unfinished checks per address and per user. A success clears that user's and
+    `backoff_max`). Once a login has failed, password checks still running count as
+    failures-to-be, so guesses sent in parallel get no more tries than guesses sent one by one.
+    (Before any failure, parallel logins pass: many sessions of one user start together.) A success clears that user's and
     that address's record and remembers the pair for a day: from an address where a user has
     logged in, that user is not held back by failures others cause for their user id (the
     per-address back-off still applies), so nobody can lock a user out from elsewhere.
