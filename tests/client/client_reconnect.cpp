@@ -15,6 +15,8 @@
 // After `gave_up`: the session is closed, on_close said why, calls fail with connection_lost;
 // then `PASS` and exit 0. Any check that does not hold: `FAIL <step>: <why>`, exit 1.
 
+#include "check.hpp"
+
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -41,15 +43,6 @@ struct options {
     int initial_ms = 100, max_ms = 1000;
     unsigned max_attempts = 8;
 };
-
-[[noreturn]] void fail(const std::string& step, const std::string& why) {
-    std::cout << "FAIL " << step << ": " << why << std::endl;
-    std::exit(1);
-}
-
-void expect(bool cond, const std::string& step, const std::string& why) {
-    if (!cond) fail(step, why);
-}
 
 options parse(int argc, char** argv) {
     options o;

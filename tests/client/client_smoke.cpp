@@ -20,6 +20,8 @@
 // (authenticated by the client certificate) instead of createSession(user, password); the
 // wrong-password check is then skipped.
 
+#include "check.hpp"
+
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
 #include <moraine/client/tls_context.hpp>
@@ -62,17 +64,6 @@ struct options {
     bool secure = false;
     bool forward_context = false;  // the router forwards contexts (Glacier2.Client.ForwardContext=1)
 };
-
-[[noreturn]] void fail(const std::string& step, const std::string& why) {
-    std::cout << "FAIL " << step << ": " << why << std::endl;
-    std::exit(1);
-}
-
-void pass(const std::string& step) { std::cout << "ok " << step << std::endl; }
-
-void expect(bool cond, const std::string& step, const std::string& why) {
-    if (!cond) fail(step, why);
-}
 
 options parse(int argc, char** argv) {
     options o;
