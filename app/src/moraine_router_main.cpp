@@ -93,8 +93,8 @@ void reload(const po::variables_map& vm, net::shard_set& shards, router::session
         glacier2.reload(fresh.router);
         if (tls) shards.install_tls(std::move(tls));
         apply_log_level(vm, fresh);
-        spdlog::info("reloaded {}: password file, filters, session limits and login back-off, TLS certificates and log level; other keys take effect "
-                     "at the next start",
+        spdlog::info("reloaded {}: password file, filters, session limits and login back-off, TLS certificates "
+                     "and log level; other keys take effect at the next start",
                      fresh.source);
     } catch (const std::exception& e) {
         spdlog::error("reload refused, the configuration in force stays: {}", e.what());
