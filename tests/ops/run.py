@@ -402,8 +402,10 @@ def drain(ctx):
             try:
                 sock, first = raw_connect(router.client_port, timeout=1.0)
                 sock.close()
+                # Accepted into the kernel's backlog just before the acceptor closed (slow under
+                # TSan): it must still get no Ice byte, only the close.
                 new_tcp = "connected, then " + (first if isinstance(first, str) else "Ice bytes %s" % first.hex())
-                check(not isinstance(first, bytes), "a new connection during the drain got %s" % first.hex())
+                check(isinstance(first, str), "a new connection during the drain got " + new_tcp)
             except ConnectionRefusedError:
                 new_tcp = "ECONNREFUSED"
             try:
