@@ -48,7 +48,9 @@ struct totals {
     std::size_t up = 0, failed = 0, closed = 0;
     std::size_t down = 0, restored = 0, resubscribe_failed = 0;  // --reconnect: sessions reconnecting now, ...
     std::string first_error;
-    std::uint64_t ticks = 0, ticks_window = 0, lost = 0, bad = 0;
+    std::uint64_t ticks = 0, ticks_window = 0, bad = 0;
+    std::uint64_t lost = 0;              // by sessions that never lost their router
+    std::uint64_t lost_reconnected = 0;  // by sessions that had to reconnect (the outage included)
     demo::latency_stats window, all;
 };
 
@@ -56,6 +58,7 @@ struct totals {
 struct subscriber {
     std::shared_ptr<client::session_client> session;
     std::uint64_t last_seq = 0;
+    bool reconnected = false;  // lost its router once: its losses are counted apart
 };
 
 client::dispatch_result on_tick(totals& t, subscriber& sub, const client::incoming_request& req) {
@@ -71,7 +74,8 @@ client::dispatch_result on_tick(totals& t, subscriber& sub, const client::incomi
     const auto now = std::chrono::steady_clock::now();
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - tick->sent).count();
     t.window.add(static_cast<std::uint32_t>(std::max<std::int64_t>(0, micros)));
-    if (sub.last_seq != 0 && tick->seq > sub.last_seq + 1) t.lost += tick->seq - sub.last_seq - 1;
+    if (sub.last_seq != 0 && tick->seq > sub.last_seq + 1)
+        (sub.reconnected ? t.lost_reconnected : t.lost) += tick->seq - sub.last_seq - 1;
     sub.last_seq = std::max(sub.last_seq, tick->seq);
     ++t.ticks;
     ++t.ticks_window;
@@ -129,10 +133,14 @@ asio::awaitable<void> resubscribe(std::shared_ptr<client::session_client> s, con
 }
 
 /// --reconnect: counts sessions down and restored, and subscribes again once restored.
-void watch_reconnects(const std::shared_ptr<client::session_client>& s, const settings& cfg, totals& t) {
-    s->on_session_event([w = std::weak_ptr(s), &cfg, &t](const client::session_event& e) {
+void watch_reconnects(const std::shared_ptr<client::session_client>& s, subscriber& sub, const settings& cfg,
+                      totals& t) {
+    s->on_session_event([w = std::weak_ptr(s), &sub, &cfg, &t](const client::session_event& e) {
         using kind = client::session_event_kind;
-        if (e.kind == kind::lost) ++t.down;
+        if (e.kind == kind::lost) {
+            ++t.down;
+            sub.reconnected = true;
+        }
         if (e.kind == kind::gave_up) --t.down;
         if (e.kind != kind::restored) return;
         --t.down;
@@ -160,7 +168,7 @@ asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protoco
     s->on_close([&t](const client::error_info& e) {
         if (e) ++t.closed;
     });
-    if (cfg.reconnect) watch_reconnects(s, cfg, t);
+    if (cfg.reconnect) watch_reconnects(s, sub, cfg, t);
     ++t.up;
 }
 
@@ -175,7 +183,9 @@ void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
                 final_line ? "" : "\r", elapsed, t.up, t.failed, t.closed,
                 static_cast<unsigned long long>(t.ticks_window), static_cast<unsigned long long>(t.lost),
                 t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0);
-    if (reconnect) std::printf("  reconnecting %zu  restored %zu", t.down, t.restored);
+    if (reconnect)
+        std::printf("  lost after reconnect %llu  reconnecting %zu  restored %zu",
+                    static_cast<unsigned long long>(t.lost_reconnected), t.down, t.restored);
     std::printf("%s", final_line ? "\n" : "   ");
     std::fflush(stdout);
     t.all.merge(t.window);
@@ -183,7 +193,17 @@ void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
     t.ticks_window = 0;
 }
 
-asio::awaitable<int> run(const settings& cfg) {
+/// The figures of the run as one line, `result {json}`, for scripts (perf/cluster.py).
+void print_result(totals& t) {
+    std::printf("result {\"sessions_up\": %zu, \"failed\": %zu, \"dropped\": %zu, \"ticks\": %llu, \"lost\": %llu, "
+                "\"lost_reconnected\": %llu, \"restored\": %zu, \"reconnecting\": %zu, \"p50_ms\": %.3f, "
+                "\"p99_ms\": %.3f}\n",
+                t.up, t.failed, t.closed, static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
+                static_cast<unsigned long long>(t.lost_reconnected), t.restored, t.down, t.all.percentile(50) / 1000.0,
+                t.all.percentile(99) / 1000.0);
+}
+
+asio::awaitable<int> run(const settings& cfg, const bool& stop_requested) {
     auto ex = co_await asio::this_coro::executor;
     totals t;
     std::vector<subscriber> subs(cfg.sessions);
@@ -223,7 +243,7 @@ asio::awaitable<int> run(const settings& cfg) {
                         std::chrono::duration<double>(now - t0).count(),
                         t.up / std::chrono::duration<double>(now - t0).count());
         }
-        if (all_up && now - *all_up >= std::chrono::duration<double>(cfg.duration)) break;
+        if (stop_requested || (all_up && now - *all_up >= std::chrono::duration<double>(cfg.duration))) break;
     }
     print_status(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true, cfg.reconnect);
     std::printf("summary: sessions %zu up, %zu failed%s%s, %zu dropped by the router; ticks received %llu, lost %llu, "
@@ -235,6 +255,7 @@ asio::awaitable<int> run(const settings& cfg) {
     if (cfg.reconnect)
         std::printf("reconnections: %zu sessions restored, %zu reconnecting at the end, %zu failed to subscribe again\n",
                     t.restored, t.down, t.resubscribe_failed);
+    print_result(t);
     std::fflush(stdout);
     for (auto& s : subs)
         if (s.session) s.session->close();
@@ -309,7 +330,8 @@ int main(int argc, char** argv) {
     }
     asio::io_context io(1);
     int rc = 1;
-    asio::co_spawn(io, run(cfg), [&](std::exception_ptr e, int r) {
+    bool stop_requested = false;  // SIGINT / SIGTERM: end at the next status line, with the summary
+    asio::co_spawn(io, run(cfg, stop_requested), [&](std::exception_ptr e, int r) {
         if (e) {
             try {
                 std::rethrow_exception(e);
@@ -321,7 +343,10 @@ int main(int argc, char** argv) {
         io.stop();
     });
     asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](auto, int) { io.stop(); });
+    signals.async_wait([&](auto, int) {
+        stop_requested = true;
+        signals.async_wait([&](auto, int) { io.stop(); });  // a second signal: stop at once
+    });
     io.run();
     return rc;
 }
