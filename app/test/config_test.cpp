@@ -753,6 +753,60 @@ TEST_F(config_files, yaml_topics) {
     EXPECT_FALSE(off.topics.enabled);
 }
 
+TEST_F(config_files, yaml_topics_upstream) {
+    const std::string topics = "topics:\n  enabled: true\n  topic_manager_endpoints: tcp -h 127.0.0.1 -p 10000\n"
+                               "  publish_endpoints: tcp -h 127.0.0.1 -p 10001\n";
+    config cfg = yaml(yaml_client + topics +
+                      "  upstream:\n    topic_manager: \"Backbone/TopicManager:tcp -h 198.18.0.2 -p 10000\"\n"
+                      "    topics: [time, news]\n    link_category: edge1\n"
+                      "    endpoints: tcp -h 198.18.1.1 -p 10000\n    cost: 3\n    check_interval_ms: 500\n");
+    const auto& u = cfg.topics.upstream;
+    ASSERT_TRUE(u.topic_manager);
+    EXPECT_EQ(u.topic_manager->id.category, "Backbone");
+    EXPECT_EQ(u.topic_manager->endpoints.at(0).port, 10000);
+    EXPECT_EQ(u.topics, (std::vector<std::string>{"time", "news"}));
+    EXPECT_EQ(u.link_category, "edge1");
+    EXPECT_EQ(u.endpoints.at(0).host, "198.18.1.1");
+    EXPECT_EQ(u.cost, 3);
+    EXPECT_EQ(u.check_interval_ms, 500u);
+
+    EXPECT_FALSE(yaml(yaml_client + topics).topics.upstream.topic_manager);
+    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \"TopicManager\"\n    topics: [t]\n")
+                  .find("topics.upstream.topic_manager: expected a direct proxy"),
+              std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \"I/TopicManager:tcp -p 1\"\n")
+                  .find("topics.upstream.topics: an upstream needs at least one topic"),
+              std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topics: [t]\n    cost: -1\n").find("topics.upstream.cost"),
+              std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic: [t]\n").find("unknown key"), std::string::npos);
+    EXPECT_NE(yaml_error(yaml_client + "topics:\n  upstream:\n    topic_manager: \"I/TopicManager:tcp -p 1\"\n"
+                                       "    topics: [t]\n")
+                  .find("topics.upstream: needs topics.enabled: true"),
+              std::string::npos);
+}
+
+TEST_F(config_files, ice_topics_upstream) {
+    const std::string topics = client + "IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p 10000\n"
+                                        "IceStorm.Publish.Endpoints=tcp -h 127.0.0.1 -p 10001\n";
+    config cfg = ice(topics + "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager:tcp -h 10.0.0.2 -p 10000\n"
+                              "Moraine.Topics.Upstream.Topics=time news\nMoraine.Topics.Upstream.LinkCategory=edge2\n"
+                              "Moraine.Topics.Upstream.CheckInterval=250\n");
+    const auto& u = cfg.topics.upstream;
+    ASSERT_TRUE(u.topic_manager);
+    EXPECT_EQ(u.topics, (std::vector<std::string>{"time", "news"}));
+    EXPECT_EQ(u.link_category, "edge2");
+    EXPECT_EQ(u.check_interval_ms, 250u);
+    EXPECT_TRUE(u.endpoints.empty());
+    EXPECT_NE(ice_error(topics + "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager:tcp -p 1\n")
+                  .find("Moraine.Topics.Upstream.Topics: an upstream needs at least one topic"),
+              std::string::npos);
+    EXPECT_NE(ice_error(client + "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager:tcp -p 1\n"
+                                 "Moraine.Topics.Upstream.Topics=t\n")
+                  .find("needs the topic service"),
+              std::string::npos);
+}
+
 TEST_F(config_files, yaml_null_values_take_defaults) {
     config cfg = yaml(yaml_client + "instance_name:\nsession:\n  timeout:\nserver:\n  endpoints:\n");
     EXPECT_EQ(cfg.router.instance_name, "Glacier2");

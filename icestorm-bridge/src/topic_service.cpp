@@ -1,6 +1,7 @@
 #include <moraine/icestorm/topic_service.hpp>
 
 #include <moraine/icestorm/topic_connection.hpp>
+#include <moraine/icestorm/upstream_link.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
@@ -8,6 +9,8 @@
 #include <moraine/net/metrics.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+
+#include <boost/asio/post.hpp>
 
 #include <atomic>
 
@@ -47,6 +50,8 @@ constexpr net::metric_family dropped{"moraine_events_dropped_total", "counter",
                                      "Topic events a slow subscriber missed (its queue was full)."};
 constexpr net::metric_family subscribers{"moraine_subscribers", "gauge", "Subscribers of the topic service."};
 constexpr net::metric_family topics{"moraine_topics", "gauge", "Topics of the topic service."};
+constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
+                                            "Topics whose link from the upstream IceStorm (topics.upstream) is in place."};
 
 }  // namespace
 
@@ -71,6 +76,16 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     });
     manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);
     publish_endpoints_ = published(bound_publish, c.publish_published_endpoints);
+    if (!c.upstream.topic_manager) return;
+    auto& home = shards_.at(0);
+    upstream_ = std::make_shared<upstream_link>(*this, home, c.upstream);
+    // Queued until the shards run; the catalog it uses is shard 0's.
+    boost::asio::post(home.io(), [w = std::weak_ptr(upstream_)] {
+        if (auto u = w.lock()) u->start();
+    });
+    home.add_collector([w = std::weak_ptr(upstream_)](net::metric_sink& s) {
+        if (auto u = w.lock()) s.add(upstream_links, static_cast<double>(u->linked()));
+    });
 }
 
 topic_service::~topic_service() = default;
@@ -144,7 +159,10 @@ void topic_service::broadcast(std::function<void(local_topics&)> fn, std::functi
 
 void topic_service::dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side) {
     const bool twoway = r.request_id != 0;
-    if (r.id.category != cfg().instance_name) {
+    // The upstream links to `<link_category>/topic.<name>` (upstream_config): the same Topic.
+    const bool link_alias = !publish_side && !cfg().upstream.link_category.empty() &&
+                            r.id.category == cfg().upstream.link_category;
+    if (r.id.category != cfg().instance_name && !link_alias) {
         if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
         return;
     }

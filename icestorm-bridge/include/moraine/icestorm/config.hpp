@@ -3,12 +3,30 @@
 #include <moraine/net/property_file.hpp>
 #include <moraine/net/yaml_section.hpp>
 #include <moraine/protocol/endpoint.hpp>
+#include <moraine/protocol/proxy.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace moraine::icestorm {
+
+/** `topics.upstream`: topics this service keeps linked *from* another IceStorm (the event
+    backbone of several routers, docs/deployment.md), so the backbone forwards each event once
+    to this service, which fans it out to its own subscribers. */
+struct upstream_config {
+    std::optional<protocol::proxy> topic_manager;  ///< the upstream IceStorm::TopicManager; nullopt = none
+    std::vector<std::string> topics;                ///< kept linked; created here and upstream if missing
+    /// Identity category of the Topic proxies handed to the upstream's Topic::link: IceStorm keys
+    /// a link by that identity, so every router linked to one backbone needs its own. Requests
+    /// to `<link_category>/topic.<name>` are served as `<instance_name>/topic.<name>`.
+    std::string link_category;                      ///< empty = instance_name
+    std::vector<protocol::endpoint> endpoints;      ///< where the upstream reaches our TopicManager; empty = published
+    std::int32_t cost = 0;                          ///< the link's cost (IceStorm: 0 takes every event)
+    std::uint32_t check_interval_ms = 2000;         ///< how often each link is checked (and made again), ms
+};
 
 /// The IceStorm-compatible topic service's settings.
 struct topics_config {
@@ -19,11 +37,13 @@ struct topics_config {
     std::vector<protocol::endpoint> publish_endpoints;
     std::vector<protocol::endpoint> publish_published_endpoints;        ///< empty = the above
     std::size_t subscriber_queue_bytes = 1 << 20;  ///< per-subscriber queue bound (bytes) before its QoS applies
+    upstream_config upstream;
 };
 
 /** IceStorm.InstanceName, IceStorm.TopicManager.(Published)Endpoints and
-    IceStorm.Publish.(Published)Endpoints. The service is enabled when both endpoint lists are
-    set; one alone is reported in `warnings`. @throws config_error (bad endpoint). */
+    IceStorm.Publish.(Published)Endpoints, and Moraine.Topics.Upstream.{TopicManager, Topics,
+    LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
+    set; one alone is reported in `warnings`. @throws config_error (bad endpoint, bad upstream). */
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings);
 
 /** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it).

@@ -25,11 +25,14 @@ class topic_connection;
 /** Serves `<instance>/TopicManager` and the topic objects on the TopicManager endpoints, and the
     publisher / link objects on the Publish endpoints (docs/icestorm.md), on every shard.
     A publish is posted once to each shard, which writes it to its own subscribers. */
+class upstream_link;
+
 class topic_service {
 public:
     /** Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
         `sessions` (may be null: no router beside it) is how subscribers that are servants in a
-        router's sessions are reached. @throws boost::system::system_error if an endpoint cannot be bound. */
+        router's sessions are reached. With `topics.upstream`, the links from the upstream IceStorm
+        are made from shard 0 once the shards run (upstream_link). @throws boost::system::system_error if an endpoint cannot be bound. */
     topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions);
     ~topic_service();
 
@@ -74,6 +77,7 @@ private:
     std::vector<protocol::endpoint> publish_endpoints_;  // as published
     std::vector<std::unique_ptr<local_topics>> locals_;
     std::unique_ptr<icestorm::catalog> catalog_;
+    std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
 };
 
 }  // namespace moraine::icestorm
