@@ -36,7 +36,7 @@ std::optional<po::variables_map> parse_args(int argc, char** argv, int& exit_cod
     opts.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config", po::value<std::string>(), "YAML configuration file (see conf/moraine.yaml)")(
         "ice-config", po::value<std::string>(), "Glacier2 property file, read as glacier2router would")(
-        "threads", po::value<unsigned>(), "I/O threads (shards); overrides the file; 0 = one per core")(
+        "threads", po::value<unsigned>(), "I/O threads (shards); overrides the file; 0 = one per CPU this process may use (affinity mask, CPU quota)")(
         "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
     po::variables_map vm;
     try {

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
         "instance-name", po::value<std::string>(), "IceStorm.InstanceName (default IceStorm)")(
         "topic-manager", po::value<std::string>(), "TopicManager endpoints, e.g. \"tcp -h 127.0.0.1 -p 10000\"")(
         "publish", po::value<std::string>(), "Publish endpoints, e.g. \"tcp -h 127.0.0.1 -p 10001\"")(
-        "threads", po::value<unsigned>(), "I/O threads; 0 = one per core")(
+        "threads", po::value<unsigned>(), "I/O threads; 0 = one per CPU this process may use (affinity mask, CPU quota)")(
         "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
     po::variables_map vm;
     app::app_config cfg;

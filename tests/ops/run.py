@@ -174,7 +174,7 @@ class Ctx:
         self.routers.append(router)
         return router
 
-    def ice_router(self, name, props, passwords=None, args=()):
+    def ice_router(self, name, props, passwords=None, args=(), prefix=()):
         """moraine-router --ice-config on a property file: a tcp client endpoint, crypt passwords
         (default: the harness's alice/secret, bob/builder), SessionTimeout 30, metrics on port 0,
         then props."""
@@ -187,7 +187,7 @@ class Ctx:
         all_props.update(props)
         cfg = self.path(name + ".cfg")
         H.write_properties(cfg, all_props)
-        return self._start(name, [self.binary, "--ice-config", cfg] + list(args), port)
+        return self._start(name, list(prefix) + [self.binary, "--ice-config", cfg] + list(args), port)
 
     def yaml_router(self, name, text, port, args=()):
         """moraine-router --config on the YAML `text` (whose client endpoint is port)."""
@@ -365,6 +365,25 @@ def slow_backend():
 
 SLOW_MS = 1500       # the call in flight at SIGTERM
 SIGTERM_AFTER = 0.3  # s after that call was sent
+
+
+@test
+def threads_follow_affinity(ctx):
+    """`threads: 0` under `taskset -c <one CPU>`: one shard, not one per CPU of the machine (the
+    mask the process may run on, as systemd's CPUAffinity= sets it); without taskset, one per CPU
+    of the mask this test runs with."""
+    allowed = sorted(os.sched_getaffinity(0))
+    pinned = ctx.ice_router("pinned", {}, args=("--threads", "0"), prefix=("taskset", "-c", str(allowed[0])))
+    pinned.log.mark()
+    pinned.log.at = 0
+    m = pinned.log.require(r"ready: (\d+) shard", "start-up under taskset")
+    check(m.group(1) == "1", "under taskset -c %d: %s shard(s), expected 1" % (allowed[0], m.group(1)))
+    free = ctx.ice_router("unpinned", {}, args=("--threads", "0"))
+    free.log.at = 0
+    m2 = free.log.require(r"ready: (\d+) shard", "start-up")
+    check(m2.group(1) == str(len(allowed)), "without taskset: %s shard(s), expected %d (the CPUs this test may use)"
+          % (m2.group(1), len(allowed)))
+    return "taskset -c %d: 1 shard; unpinned: %s shard(s)" % (allowed[0], m2.group(1))
 
 
 @test

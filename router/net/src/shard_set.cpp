@@ -3,6 +3,7 @@
 #include <moraine/net/config_error.hpp>
 #include <moraine/net/listener.hpp>
 #include <moraine/net/tls_context.hpp>
+#include <moraine/net/usable_cpus.hpp>
 
 #include <future>
 
@@ -12,7 +13,7 @@ namespace {
 
 unsigned thread_count(const runtime_config& cfg) {
     if (cfg.threads != 0) return cfg.threads;
-    return std::max(1u, std::thread::hardware_concurrency());
+    return usable_cpus();  // what taskset, CPUAffinity= and a CPU quota leave, not the machine's count
 }
 
 }  // namespace

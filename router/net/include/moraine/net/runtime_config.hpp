@@ -17,7 +17,7 @@ struct metrics_config {
 /// Settings of the per-core runtime, shared by every service on it (router, topics). Read by
 /// read_runtime_properties / read_runtime_yaml; immutable once the shards start.
 struct runtime_config {
-    unsigned threads = 0;                            ///< I/O threads (shards); 0 = one per core
+    unsigned threads = 0;                            ///< I/O threads (shards); 0 = one per usable CPU (usable_cpus)
     std::size_t message_size_max = 1024 * 1024;      ///< bytes (Ice.MessageSizeMax KiB × 1024); 0 = unlimited
     std::size_t connection_queue_high = 256 * 1024;  ///< outbound queue bytes at which the feeder is paused
     std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
