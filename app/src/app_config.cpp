@@ -7,9 +7,10 @@ namespace moraine::app {
 namespace {
 
 /// Every endpoint Moraine will listen on must be one it serves; the error names the key.
-void require_served_endpoints(const app_config& c, bool yaml) {
+/// `props` (a property file, null for YAML) says where each key was set: file, line or command line.
+void require_served_endpoints(const app_config& c, const net::property_file* props) {
     auto check = [&](const std::vector<protocol::endpoint>& eps, const char* yaml_key, const char* ice_key) {
-        net::require_served(eps, c.source, yaml ? yaml_key : ice_key, c.runtime.tls);
+        net::require_served(eps, props ? props->at(ice_key) : c.source, props ? ice_key : yaml_key, c.runtime.tls);
     };
     check(c.router.client_endpoints, "client.endpoints", "Glacier2.Client.Endpoints");
     check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints");
@@ -35,18 +36,34 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     c.runtime = net::read_runtime_config(root, path.parent_path());
     c.topics = icestorm::read_topics_config(root);
     root.finish();
-    require_served_endpoints(c, true);
+    require_served_endpoints(c, nullptr);
     return c;
 }
 
-app_config load_ice_config(const std::filesystem::path& path) {
+app_config load_ice_config(const std::filesystem::path& path) { return load_ice_config({path}, {}); }
+
+app_config load_ice_config(const std::vector<std::filesystem::path>& files, const net::property_map& overrides) {
     app_config c;
-    c.source = path.string();
-    net::property_file p(c.source, net::read_property_file(path, c.warnings));
+    net::property_map merged;
+    for (const auto& f : files) {
+        c.source += (c.source.empty() ? "" : ",") + f.string();
+        for (auto& [key, value] : net::read_property_file(f, c.warnings)) {
+            if (files.size() > 1) value.origin = net::where(f.string(), value.line);  // which file, in messages
+            merged[key] = std::move(value);
+        }
+    }
+    if (c.source.empty()) c.source = "command line";
+    for (const auto& [key, value] : overrides) {
+        if (value.value.empty())
+            merged.erase(key);
+        else
+            merged[key] = value;
+    }
+    net::property_file p(c.source, std::move(merged));
     c.router = router::read_config(p, c.warnings);
     c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm::read_topics_config(p, c.warnings);
-    require_served_endpoints(c, false);
+    require_served_endpoints(c, &p);
     return c;
 }
 

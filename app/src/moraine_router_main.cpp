@@ -2,6 +2,7 @@
 // The composition root: the runtime's shards, the Glacier2 router on them and, beside it, the
 // topic service, which reaches the router's sessions through net::session_directory.
 #include <moraine/app/app_config.hpp>
+#include <moraine/app/ice_arguments.hpp>
 #include <moraine/icestorm/topic_service.hpp>
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
@@ -30,25 +31,40 @@ std::string endpoints_text(const std::vector<protocol::endpoint>& eps) {
     return s.empty() ? "(none)" : s;
 }
 
+/// What the command line asked for: Moraine's options, and glacier2router's property options.
+struct command_line {
+    po::variables_map vm;
+    app::ice_arguments ice;  // --Ice.Config=FILE, --Glacier2.X=Y, ...
+};
+
 /// Parses the command line; returns nullopt (after printing) for --help/--version or an error.
-std::optional<po::variables_map> parse_args(int argc, char** argv, int& exit_code) {
+std::optional<command_line> parse_args(int argc, char** argv, int& exit_code) {
     po::options_description opts("moraine-router options");
     opts.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config", po::value<std::string>(), "YAML configuration file (see conf/moraine.yaml)")(
         "ice-config", po::value<std::string>(), "Glacier2 property file, read as glacier2router would")(
         "threads", po::value<unsigned>(), "I/O threads (shards); overrides the file; 0 = one per CPU this process may use (affinity mask, CPU quota)")(
         "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
-    po::variables_map vm;
+    const char* usage =
+        "Usage: moraine-router (--config FILE.yaml | --ice-config FILE) [options]\n"
+        "       moraine-router --Ice.Config=FILE [--Glacier2.Key=Value ...]   (as glacier2router)\n"
+        "Property options --Ice.*, --IceSSL.*, --IceStorm.*, --Glacier2.*, --Moraine.* override the\n"
+        "property file's keys (an empty value unsets one); with no file they are the configuration.\n";
+    command_line cl;
+    cl.ice = app::split_ice_arguments(std::vector<std::string>(argv, argv + argc));
+    std::vector<const char*> rest;
+    for (const auto& a : cl.ice.rest) rest.push_back(a.c_str());
+    auto& vm = cl.vm;
     try {
-        po::store(po::parse_command_line(argc, argv, opts), vm);
+        po::store(po::parse_command_line(static_cast<int>(rest.size()), rest.data(), opts), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "moraine-router: " << e.what() << "\n" << opts;
+        std::cerr << "moraine-router: " << e.what() << "\n" << usage << opts;
         exit_code = 2;
         return std::nullopt;
     }
     if (vm.count("help")) {
-        std::cout << "Usage: moraine-router (--config FILE.yaml | --ice-config FILE) [options]\n" << opts;
+        std::cout << usage << opts;
         exit_code = 0;
         return std::nullopt;
     }
@@ -57,23 +73,43 @@ std::optional<po::variables_map> parse_args(int argc, char** argv, int& exit_cod
         exit_code = 0;
         return std::nullopt;
     }
-    if (vm.count("config") == vm.count("ice-config")) {
-        std::cerr << "moraine-router: give exactly one of --config or --ice-config\n";
+    const bool properties = vm.count("ice-config") || cl.ice.any();
+    if (vm.count("config") && properties) {
+        std::cerr << "moraine-router: --config (YAML) cannot be combined with --ice-config, --Ice.Config or "
+                     "property options\n";
         exit_code = 2;
         return std::nullopt;
     }
-    return vm;
+    if (vm.count("ice-config") && !cl.ice.config_files.empty()) {
+        std::cerr << "moraine-router: give --ice-config or --Ice.Config, not both\n";
+        exit_code = 2;
+        return std::nullopt;
+    }
+    if (!vm.count("config") && !properties) {
+        std::cerr << "moraine-router: give --config FILE.yaml, --ice-config FILE or --Ice.Config=FILE\n";
+        exit_code = 2;
+        return std::nullopt;
+    }
+    return cl;
 }
 
-app::app_config load(const po::variables_map& vm) {
-    auto cfg = vm.count("config") ? app::load_yaml_config(vm["config"].as<std::string>())
-                                  : app::load_ice_config(vm["ice-config"].as<std::string>());
+app::app_config load(const command_line& cl) {
+    const auto& vm = cl.vm;
+    app::app_config cfg;
+    if (vm.count("config")) {
+        cfg = app::load_yaml_config(vm["config"].as<std::string>());
+    } else {
+        std::vector<std::filesystem::path> files(cl.ice.config_files.begin(), cl.ice.config_files.end());
+        if (vm.count("ice-config")) files.emplace_back(vm["ice-config"].as<std::string>());
+        cfg = app::load_ice_config(files, cl.ice.overrides);
+    }
     if (vm.count("threads")) cfg.runtime.threads = vm["threads"].as<unsigned>();
     return cfg;
 }
 
 /// The log level: the command line's when given, else the file's, else info.
-void apply_log_level(const po::variables_map& vm, const app::app_config& cfg) {
+void apply_log_level(const command_line& cl, const app::app_config& cfg) {
+    const auto& vm = cl.vm;
     const bool from_file = vm["log-level"].defaulted() && !cfg.runtime.log_level.empty();
     spdlog::set_level(spdlog::level::from_str(from_file ? cfg.runtime.log_level : vm["log-level"].as<std::string>()));
 }
@@ -82,17 +118,17 @@ void apply_log_level(const po::variables_map& vm, const app::app_config& cfg) {
     the password file, the filters (for new sessions), the TLS certificates (for new
     handshakes) and the log level. A file that does not load, or a password file or certificate
     that does not, is refused as a whole with a message; the configuration in force stays. */
-void reload(const po::variables_map& vm, net::shard_set& shards, router::session_router& glacier2) {
+void reload(const command_line& cl, net::shard_set& shards, router::session_router& glacier2) {
     spdlog::info("SIGHUP: reloading the configuration");
     try {
-        const auto fresh = load(vm);
+        const auto fresh = load(cl);
         for (const auto& w : fresh.warnings) spdlog::warn("{}", w);
         // Everything that can fail comes first, so a refusal changes nothing.
         std::shared_ptr<const net::tls_contexts> tls;
         if (shards.tls()) tls = net::tls_contexts::create(fresh.runtime.tls);
         glacier2.reload(fresh.router);
         if (tls) shards.install_tls(std::move(tls));
-        apply_log_level(vm, fresh);
+        apply_log_level(cl, fresh);
         spdlog::info("reloaded {}: password file, filters, session limits and login back-off, TLS certificates "
                      "and log level; other keys take effect at the next start",
                      fresh.source);
@@ -105,16 +141,16 @@ void reload(const po::variables_map& vm, net::shard_set& shards, router::session
 
 int main(int argc, char** argv) {
     int exit_code = 0;
-    auto vm = parse_args(argc, argv, exit_code);
-    if (!vm) return exit_code;
+    auto cl = parse_args(argc, argv, exit_code);
+    if (!cl) return exit_code;
     app::app_config cfg;
     try {
-        cfg = load(*vm);
+        cfg = load(*cl);
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: " << e.what() << "\n";
         return 1;
     }
-    apply_log_level(*vm, cfg);
+    apply_log_level(*cl, cfg);
     for (const auto& w : cfg.warnings) spdlog::warn("{}", w);  // each names its file and line
 
     // Block the stop signals in every thread; the main thread waits for them below.
@@ -144,7 +180,7 @@ int main(int argc, char** argv) {
     for (;;) {
         const int sig = net::wait_for_stop_signal();
         if (sig == SIGHUP) {
-            reload(*vm, *shards, *glacier2);
+            reload(*cl, *shards, *glacier2);
             continue;
         }
         const auto deadline = std::chrono::milliseconds(cfg.runtime.drain_timeout_ms);

@@ -93,7 +93,7 @@ property_map parse_properties(std::string_view text, const std::string& origin, 
             props.erase(p.key);
             continue;
         }
-        props[p.key] = property_value{std::move(p.value), line_no};
+        props[p.key] = property_value{std::move(p.value), line_no, {}};
     }
     return props;
 }

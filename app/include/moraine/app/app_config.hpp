@@ -29,4 +29,9 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     (+ IceStorm on the same file) would. @throws net::config_error. */
 app_config load_ice_config(const std::filesystem::path& path);
 
+/** The same from glacier2router's command line: the `--Ice.Config` files in order (none is
+    fine), then `overrides` (`--Glacier2.X=Y`, an empty value unsets), which win.
+    @throws net::config_error naming the file and line, or "command line (--KEY)". */
+app_config load_ice_config(const std::vector<std::filesystem::path>& files, const net::property_map& overrides);
+
 }  // namespace moraine::app

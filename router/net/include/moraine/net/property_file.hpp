@@ -19,6 +19,7 @@ namespace moraine::net {
 struct property_value {
     std::string value;
     std::size_t line = 0;
+    std::string origin;  ///< where it was set when not in the file, e.g. "command line"
 };
 
 using property_map = std::map<std::string, property_value, std::less<>>;
@@ -47,9 +48,10 @@ public:
         return it == props_.end() ? nullptr : &it->second.value;
     }
 
-    /// "FILE:LINE" of the key, or "FILE" when it is not set.
+    /// "FILE:LINE" of the key, "FILE" when it is not set, or its origin ("command line").
     std::string at(std::string_view key) const {
         auto it = props_.find(key);
+        if (it != props_.end() && !it->second.origin.empty()) return it->second.origin;
         return where(file_, it == props_.end() ? 0 : it->second.line);
     }
 
