@@ -471,7 +471,8 @@ class Env:
 
     # -- routers ----------------------------------------------------------------------------
 
-    def router(self, name, props, server=True, icestorm=False, transport="tcp", tls=None, server_transport=None):
+    def router(self, name, props, server=True, icestorm=False, transport="tcp", tls=None, server_transport=None,
+               command_line=None):
         """Starts the router under test once per configuration name. props are the
         configuration-specific properties; endpoints are added here, with transport ("tcp",
         "ssl", "ws" or "wss": for ssl and wss the IceSSL properties are then the caller's) for the
@@ -481,7 +482,12 @@ class Env:
         icestorm=True adds IceStorm.InstanceName/TopicManager.Endpoints/Publish.Endpoints (and
         IceStorm.Transient=1) to the same property file. moraine-router serves them itself; for
         glacier2router the real IceStorm is started too, as an icebox service whose
-        --Ice.Config is that very file."""
+        --Ice.Config is that very file.
+
+        command_line (a dict of properties): both routers are started as glacier2router is,
+        `--Ice.Config=FILE --Key=Value ...`, with these properties as options; the file's
+        Glacier2.Client.Endpoints then names a port nobody listens on, and the real client
+        endpoint is one of the options, so the router is reachable only if the options win."""
         def starter():
             client_port = free_port()
             server_port = free_port() if server else None
@@ -502,6 +508,11 @@ class Env:
                     "IceStorm.Transient": "1",
                 })
             all_props.update(props)
+            options = []
+            if command_line is not None:
+                options = ["--%s=%s" % kv for kv in sorted(command_line.items())]
+                options.append("--Glacier2.Client.Endpoints=" + all_props["Glacier2.Client.Endpoints"])
+                all_props = dict(all_props, **{"Glacier2.Client.Endpoints": endpoint(free_port(), transport)})
             cfg = os.path.join(self.dir, "router-%s.cfg" % name)
             write_properties(cfg, all_props)
             helpers = []
@@ -515,7 +526,9 @@ class Env:
                 helpers.append(self.start_ready("icebox-" + name, ["/usr/bin/icebox", "--Ice.Config=" + box_cfg],
                                                 topic_ports))
             if self.flavour == "glacier2":
-                cmd = ["/usr/bin/glacier2router", "--Ice.Config=" + cfg]
+                cmd = ["/usr/bin/glacier2router", "--Ice.Config=" + cfg] + options
+            elif command_line is not None:
+                cmd = [self.moraine_bin, "--Ice.Config=" + cfg] + options
             else:
                 cmd = [self.moraine_bin, "--ice-config", cfg]
             ports = [(client_port, "Glacier2.Client.Endpoints", transport)]

@@ -26,6 +26,7 @@ import scenarios_tls  # noqa: E402  (registers the TLS scenarios after those)
 import scenarios_java  # noqa: E402  (registers the Ice for Java scenarios after those)
 import scenarios_web  # noqa: E402  (registers the ws/wss, browser and Node scenarios last)
 import scenarios_chaos  # noqa: E402  (registers the chaos scenarios after all of those: they kill their own peers)
+import scenarios_dropin  # noqa: E402  (registers the drop-in scenarios: glacier2router's command line)
 import scenarios_upstream  # noqa: E402  (registers the upstream-link scenario (moraine only) after the chaos ones)
 import scenarios_ops  # noqa: E402  (registers the operations scenarios (metrics; moraine only) last)
 
