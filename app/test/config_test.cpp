@@ -368,6 +368,25 @@ TEST_F(config_files, ice_known_glacier2_keys_are_silent) {
     EXPECT_TRUE(cfg.warnings.empty()) << cfg.warnings.front();
 }
 
+TEST_F(config_files, heartbeats_on_idle_client_connections) {
+    EXPECT_EQ(ice(client).router.heartbeat_interval(), 30000);  // ACM 60 s: half of it
+    EXPECT_EQ(ice(client + "Glacier2.SessionTimeout=30\n").router.heartbeat_interval(), 15000);
+    EXPECT_EQ(ice(client + "Glacier2.SessionTimeout=120\n").router.heartbeat_interval(), 30000);  // below Ice 3.8's 60 s
+    EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Timeout=0\n").router.heartbeat_interval(), 30000);
+    EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=0\n").router.heartbeat_interval(), 0);
+    EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=1\n").router.heartbeat_interval(), 0);
+    EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=3\n").router.heartbeat_interval(), 30000);
+    EXPECT_EQ(ice(client + "Ice.ACM.Heartbeat=0\n").router.heartbeat_interval(), 0);
+    EXPECT_EQ(ice(client + "Ice.ACM.Heartbeat=0\nGlacier2.Client.ACM.Heartbeat=2\n").router.heartbeat_interval(), 30000);
+    EXPECT_EQ(ice(client + "Moraine.Client.HeartbeatInterval=5000\n").router.heartbeat_interval(), 5000);
+    EXPECT_NE(ice_error(client + "Glacier2.Client.ACM.Heartbeat=4\n").find("Glacier2.Client.ACM.Heartbeat"),
+              std::string::npos);
+    EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n").router.heartbeat_interval(), 30000);
+    EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n  heartbeat_interval_ms: 0\n").router.heartbeat_interval(), 0);
+    EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n  heartbeat_interval_ms: 2500\n").router.heartbeat_interval(),
+              2500);
+}
+
 TEST_F(config_files, ice_unsupported_settings_are_named) {
     config cfg = ice(client + "Glacier2.Client.SleepTime=100\nGlacier2.SSLSessionManager=s:tcp -p 1\n"
                               "Glacier2.Client.MessageSizeMax=64\n");
@@ -595,7 +614,7 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
                             "log_level, limits, tls, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
-                            "always_batch, sleep_time_ms, acm_timeout)");
+                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
               std::string::npos);
 }

@@ -96,6 +96,23 @@ void read_forwarding(const property_file& p, config& cfg) {
     p.read_int("Glacier2.AddConnectionContext", 0, 2, cfg.add_connection_context);
 }
 
+// Heartbeats on idle client connections. Ice's ACM.Heartbeat: 0 off, 1 on dispatch, 2 on idle,
+// 3 always; the adapter's key first, then the communicator's server then global one, as for the
+// timeout. Moraine sends them on idle connections (2 and 3, and when nothing is set: Ice 3.8
+// clients drop a connection they read nothing from for 60 s) or not at all (0 and 1: a router
+// has no long dispatches of its own to cover). Moraine.Client.HeartbeatInterval (ms) sets the period.
+void read_heartbeat(const property_file& p, config& cfg) {
+    for (const char* key : {"Glacier2.Client.ACM.Heartbeat", "Ice.ACM.Server.Heartbeat", "Ice.ACM.Heartbeat"}) {
+        if (!p.find(key)) continue;
+        int mode = 2;
+        p.read_int(key, 0, 3, mode);
+        if (mode < 2) cfg.heartbeat_interval_ms = 0;
+        break;
+    }
+    if (cfg.heartbeat_interval_ms != 0)
+        p.read_int("Moraine.Client.HeartbeatInterval", 0, INT_MAX, cfg.heartbeat_interval_ms);
+}
+
 // The client adapter's idle timeout, chosen the way glacier2router and Ice 3.7 choose it:
 // the adapter's own ACM setting, else a positive SessionTimeout, else the communicator's server
 // then global ACM timeout, else Ice's 60 s.
@@ -112,6 +129,7 @@ void read_timeouts(const property_file& p, config& cfg) {
         p.read_int("Ice.ACM.Timeout", 0, INT_MAX, cfg.acm_timeout_s);
     }
     p.read_int("Glacier2.RoutingTable.MaxSize", 0, INT_MAX, cfg.routing_table_max);
+    read_heartbeat(p, cfg);
 }
 
 // Moraine's own limits on session set-up (docs/operations.md); glacier2router has none.

@@ -23,6 +23,7 @@ void read_client(yaml_section s, config& cfg) {
     // Default as in glacier2router: the session timeout when there is one, else 60 s.
     cfg.acm_timeout_s = cfg.session_timeout_s > 0 ? static_cast<int>(cfg.session_timeout_s) : 60;
     s.read_int("acm_timeout", 0, INT_MAX, cfg.acm_timeout_s);
+    s.read_int("heartbeat_interval_ms", 0, INT_MAX, cfg.heartbeat_interval_ms);
     s.finish();
 }
 

@@ -102,6 +102,7 @@ void session_shard::start() {
     io_.on_stop([this] { close_clients("router shutting down"); });
     // An ACM timeout of 0 means "never close idle connections", as in Ice.
     if (cfg().acm_timeout_s > 0) net::asio::co_spawn(io_.io(), idle_sweep(), net::report_bug);
+    if (cfg().heartbeat_interval() > 0) net::asio::co_spawn(io_.io(), heartbeat_sweep(), net::report_bug);
 }
 
 void session_shard::close_clients(std::string_view why) {
@@ -124,6 +125,21 @@ net::asio::awaitable<void> session_shard::idle_sweep() {
         for (auto* c : clients_)
             if (now - c->last_activity() >= timeout) idle.push_back(c);
         for (auto* c : idle) c->close(net::close_reason::idle, "session timeout: idle");
+    }
+}
+
+net::asio::awaitable<void> session_shard::heartbeat_sweep() {
+    // Every half period, each client connection that was sent nothing since the previous sweep
+    // gets a heartbeat: no connection goes a whole period without a byte from the router. One
+    // timer per shard, not one per connection: idle sessions cost nothing else.
+    const auto period = std::chrono::milliseconds(std::max(2, cfg().heartbeat_interval() / 2));
+    net::asio::steady_timer timer(io_.io());
+    for (;;) {
+        timer.expires_after(period);
+        auto [ec] = co_await timer.async_wait(net::nothrow_awaitable);
+        if (ec) co_return;
+        std::vector<client_connection*> all(clients_.begin(), clients_.end());  // a failed write may close one
+        for (auto* c : all) c->heartbeat_if_idle();
     }
 }
 

@@ -24,6 +24,8 @@ import Ice
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# Ice's validate connection message, also its heartbeat (docs/ice-wire.md).
+HEARTBEAT = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
 PEERS = os.path.join(HERE, "peers")
 PYTHON = "/usr/bin/python3"
 HOST = "127.0.0.1"
@@ -179,16 +181,26 @@ class RawConn:
             return "reset"
 
     def wait_closed(self, timeout):
-        """True if the peer closes the socket within timeout without sending one more byte.
-        Returns (closed, what): what is the first message/bytes seen otherwise."""
-        self.sock.settimeout(timeout)
-        try:
-            data = self.sock.recv(65536)
-        except socket.timeout:
-            return False, "timeout"
-        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
-            return True, "reset"
-        return (True, "closed") if not data else (False, data)
+        """True if the peer closes the socket within timeout without sending anything but
+        heartbeats (validate connection messages: a router heartbeats idle clients).
+        Returns (closed, what): what is the first other message/bytes seen otherwise."""
+        deadline = time.monotonic() + timeout
+        pending = b""
+        while True:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                return False, "timeout"
+            except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
+                return True, "reset"
+            if not data:
+                return True, "closed"
+            pending += data
+            while pending.startswith(HEARTBEAT):
+                pending = pending[len(HEARTBEAT):]
+            if pending and not HEARTBEAT.startswith(pending):
+                return False, pending
 
     def close(self):
         with contextlib.suppress(OSError):

@@ -1,6 +1,10 @@
 """Drop-in details: moraine-router started exactly as glacier2router is, by unit files and scripts
 written for glacier2router. Each scenario runs against both routers with the same arguments."""
 
+import json
+import os
+import subprocess
+
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
 from harness import check
@@ -31,3 +35,72 @@ def glacier2_command_line(env):
         answer = hello_prx(env, ic).sayHello("cli")
         check("cli" in answer, "sayHello through the router answered %r" % answer)
     return "client endpoint and SessionTimeout %d taken from the command line over the file" % COMMAND_LINE_TIMEOUT
+
+
+# ---------------------------------------------------------------------------------------------
+# Ice 3.8 clients: liveness of idle sessions
+
+ICE38_IDLE = float(os.environ.get("MORAINE_ICE38_IDLE", "75"))  # s; shorter only for trying the scenario out
+
+
+def ice38_python():
+    """The Python with Ice 3.8 (scripts/ice38-setup makes it once, then answers at once)."""
+    r = subprocess.run(["bash", os.path.join(H.REPO, "scripts", "ice38-setup")], capture_output=True, text=True,
+                       timeout=1200)
+    if r.returncode != 0:
+        raise H.Failure("Ice 3.8 for Python is not available: %s" % (r.stderr.strip()[-400:] or r.returncode))
+    return r.stdout.strip().splitlines()[-1]
+
+
+def start_idle_client(env, python, router):
+    cmd = [python, os.path.join(H.HERE, "ice38", "idle_client.py"),
+           "--router", "Glacier2/router:" + H.endpoint(router.client_port),
+           "--target", env.hello_proxy(), "--idle", str(ICE38_IDLE)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def idle_outcome(proc, what):
+    try:
+        out, err = proc.communicate(timeout=ICE38_IDLE + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise H.Failure("%s: the Ice 3.8 client did not finish" % what)
+    line = out.strip().splitlines()[-1] if out.strip() else ""
+    try:
+        return json.loads(line)
+    except ValueError:
+        raise H.Failure("%s: the Ice 3.8 client printed %r (stderr: %s)" % (what, line, err.strip()[-600:]))
+
+
+@scenario
+def ice38_idle_session(env):
+    """An Ice 3.8 client (Python, zeroc-ice 3.8.3) keeps its session through 75 s of idleness.
+
+    Ice 3.8 closes a connection on which it read nothing for 60 s, and with it goes the session.
+    Two routers, each with SessionTimeout=120 (so the router's own idle close is not what is
+    tested): `default` (nothing else), and `always` (Glacier2.Client.ACM.Heartbeat=3,
+    Glacier2.Client.ACM.Timeout=60). One client on each, concurrently: createSession, one routed
+    ice_ping, 75 s idle, a second routed ice_ping.
+    moraine-router: both sessions survive (it heartbeats idle clients by default).
+    glacier2router 3.7.8: `always` survives; `default` is recorded: it sends nothing, the client
+    closes the connection at 60 s and the second call fails (the known flaw this fixes)."""
+    env.backend()
+    python = ice38_python()
+    base = {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "120"}
+    routers = {"default": env.router("ice38-default", dict(base)),
+               "always": env.router("ice38-always", dict(base, **{"Glacier2.Client.ACM.Heartbeat": "3",
+                                                                 "Glacier2.Client.ACM.Timeout": "60"}))}
+    procs = {name: start_idle_client(env, python, r) for name, r in routers.items()}
+    results = {name: idle_outcome(p, "router `%s`" % name) for name, p in procs.items()}
+    for name, r in results.items():
+        check(r["session"] and r["first_call"] == "ok", "router `%s`: the Ice 3.8 client could not start: %s" % (name, r))
+    survived = {name: r["closed_at"] is None and r["second_call"] == "ok" for name, r in results.items()}
+    check(survived["always"], "router `always` (Heartbeat=3, ACM.Timeout=60): the Ice 3.8 client's session did not "
+          "survive %.0f s idle: %s" % (ICE38_IDLE, results["always"]))
+    if not env.is_glacier2:
+        check(survived["default"], "router `default`: the Ice 3.8 client's connection was closed after %s s idle and "
+              "the second call gave %s" % (results["default"]["closed_at"], results["default"]["second_call"]))
+    d = results["default"]
+    default_text = "survived" if survived["default"] else "lost (client closed the connection at %s s; second call: %s)" \
+        % (d["closed_at"], d["second_call"])
+    return "Ice %s client, %.0f s idle: default config %s; Heartbeat=3 survived" % (d["ice"], ICE38_IDLE, default_text)

@@ -177,6 +177,7 @@ bool ice_connection::reject(std::string_view what, const boost::system::error_co
 enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
     if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
+    queued_since_heartbeat_ = true;
     if (write_now(f)) return enqueue_result::queued;
     const std::size_t size = f.size();
     const auto r = out_.push(std::move(f));
@@ -188,6 +189,14 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
     home_.metrics().queue_bytes += size;
     wake_writer();
     return r;
+}
+
+void ice_connection::heartbeat_if_idle() {
+    if (closed_ || closing_ || !loops_started_) return;
+    if (std::exchange(queued_since_heartbeat_, false)) return;
+    ++home_.metrics().heartbeats_sent;
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
 }
 
 void ice_connection::close_gracefully() {

@@ -18,6 +18,8 @@ constexpr metric_family protocol_errors{"moraine_protocol_errors_total", "counte
                                         "Connections closed for bytes that break the Ice protocol."};
 constexpr metric_family slow_consumers{"moraine_slow_consumers_closed_total", "counter",
                                        "Connections closed because their outbound queue passed its limit."};
+constexpr metric_family heartbeats{"moraine_heartbeats_sent_total", "counter",
+                                   "Heartbeats (validate connection messages) sent on idle connections."};
 constexpr metric_family queue_bytes{"moraine_queue_bytes", "gauge",
                                     "Bytes waiting in the outbound queues of the open connections."};
 constexpr metric_family forward_latency{
@@ -42,6 +44,7 @@ metric_sink shard::collect() {
               "reason=\"" + std::string(to_string(static_cast<close_reason>(r))) + "\"");
     s.add(protocol_errors, static_cast<double>(metrics_.protocol_errors));
     s.add(slow_consumers, static_cast<double>(metrics_.slow_consumers_closed));
+    s.add(heartbeats, static_cast<double>(metrics_.heartbeats_sent));
     s.add(queue_bytes, static_cast<double>(metrics_.queue_bytes));
     s.add(forward_latency, metrics_.forward_latency);
     for (auto& fn : collectors_) fn(s);

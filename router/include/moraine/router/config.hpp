@@ -7,6 +7,7 @@
 #include <moraine/session/admission.hpp>
 #include <moraine/session/filter_set.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +51,11 @@ struct config {
 
     std::int64_t session_timeout_s = 0;   ///< Glacier2.SessionTimeout; 0 = none
     int acm_timeout_s = 60;               ///< client connections idle this long are closed (SessionTimeout if > 0, else Ice.ACM.Server.Timeout or 60); 0 = never
+    /// A validate-connection message (Ice's heartbeat) goes to a client connection the router
+    /// wrote nothing to for this long, so Ice 3.8 clients (which drop a connection they read
+    /// nothing from for 60 s) and Ice 3.7 clients with ACM keep their sessions; 0 = never.
+    /// Default: half the ACM timeout, at most 30 s. (Glacier2.Client.ACM.Heartbeat 0/1 = off.)
+    int heartbeat_interval_ms = -1;       ///< -1 = the default above, resolved by heartbeat_interval()
     std::size_t routing_table_max = 1000; ///< Glacier2.RoutingTable.MaxSize
 
     auth_mode auth = auth_mode::none;
@@ -63,6 +69,12 @@ struct config {
     session::filter_config filters;
     session::admission_limits admission;  ///< session limit, set-up rate and login back-off (YAML session.*, Moraine.Limits.*)
 
+    /// heartbeat_interval_ms with its default resolved (ms; 0 = no heartbeats).
+    int heartbeat_interval() const noexcept {
+        if (heartbeat_interval_ms >= 0) return heartbeat_interval_ms;
+        const long long half_acm_ms = acm_timeout_s > 0 ? acm_timeout_s * 500LL : 30000LL;
+        return static_cast<int>(std::min(30000LL, std::max(1000LL, half_acm_ms)));
+    }
 };
 
 /** Reads the router's keys from a Glacier2 3.7 property file (`Glacier2.*`, `Ice.ACM.*`) with

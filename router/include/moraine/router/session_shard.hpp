@@ -80,6 +80,8 @@ public:
 private:
     void collect(net::metric_sink& s) const;
     net::asio::awaitable<void> idle_sweep();
+    /// Heartbeats to client connections the router wrote nothing to (config::heartbeat_interval).
+    net::asio::awaitable<void> heartbeat_sweep();
     void close_clients(std::string_view why);
 
     session_router& router_;

@@ -53,6 +53,11 @@ public:
         if (awaiting_backend_ > 0) --awaiting_backend_;
     }
 
+    /** Ice's heartbeat for ACM: queues a validate connection message unless something was
+        queued since the previous call. Called every half heartbeat period, it keeps the gap
+        between two writes under one period. Nothing before the loops run or once closing. */
+    void heartbeat_if_idle();
+
     /// Wakes a read loop paused by reads_paused().
     void resume_reads() noexcept { resume_.cancel(); }
 
@@ -160,6 +165,7 @@ private:
     void close_message_written() noexcept;
 
     std::uint32_t awaiting_backend_ = 0;  // forwarded twoways not yet answered
+    bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
     bool closed_ = false;
     bool closing_ = false;        // close_gracefully: the close-connection message is queued
     bool close_pending_ = false;  // ...and not yet written

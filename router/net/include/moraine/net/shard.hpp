@@ -33,6 +33,7 @@ struct shard_metrics {
     unsigned long connections_open = 0;  ///< every ice_connection alive on the shard, of any kind
     unsigned long protocol_errors = 0;
     unsigned long slow_consumers_closed = 0;
+    unsigned long heartbeats_sent = 0;  ///< validate connection messages sent to idle peers (ACM)
     std::size_t queue_bytes = 0;  ///< bytes waiting in the outbound queues of the shard's connections
     std::array<unsigned long, close_reason_count> closed{};  ///< connections closed, by close_reason
     unsigned long close_messages_pending = 0;  ///< graceful closes whose close-connection message is unwritten
