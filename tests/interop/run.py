@@ -37,6 +37,8 @@ def parse_args():
     ap.add_argument("--moraine-bin", default=os.path.join(H.REPO, "build", "bin", "moraine-router"))
     ap.add_argument("-k", action="append", default=[], metavar="NAME",
                     help="run scenarios whose name contains NAME (repeatable, or comma-separated)")
+    ap.add_argument("--skip", action="append", default=[], metavar="NAME",
+                    help="leave out scenarios whose name contains NAME (repeatable, or comma-separated)")
     ap.add_argument("--timeout", type=float, default=300.0, help="overall bound in seconds")
     ap.add_argument("--cpp-build-dir", default=os.path.join(H.REPO, "build", "interop-cpp"),
                     help="where the C++ client is built (reused between runs)")
@@ -46,9 +48,11 @@ def parse_args():
     return ap.parse_args()
 
 
-def selected(names):
+def selected(names, skip=()):
     wanted = [w for k in names for w in k.split(",") if w]
-    return [(n, f) for n, f in scenarios.SCENARIOS if not wanted or any(w in n for w in wanted)]
+    unwanted = [w for k in skip for w in k.split(",") if w]
+    return [(n, f) for n, f in scenarios.SCENARIOS
+            if (not wanted or any(w in n for w in wanted)) and not any(w in n for w in unwanted)]
 
 
 def run_one(env, name, fn):
@@ -74,7 +78,7 @@ def run_one(env, name, fn):
 
 def main():
     args = parse_args()
-    todo = selected(args.k)
+    todo = selected(args.k, args.skip)
     if args.list:
         print("\n".join(n for n, _ in todo))
         return 0
