@@ -1355,7 +1355,8 @@ def main():
 
     run = Run(a)
     res = run.result
-    res["config"].update({"routers": a.routers, "sessions": a.sessions, "duration_s": a.duration, "threads": a.threads,
+    res["config"].update({"routers": a.routers, "sessions": a.sessions, "rate": a.rate, "duration_s": a.duration,
+                          "threads": a.threads,
                           "failover": a.failover,
                           "subscriber_processes": math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER),
                           "haproxy_processes": math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1,
