@@ -71,6 +71,7 @@ import threading
 import time
 
 import tls_certs  # perf/tls_certs.py (this directory is on sys.path when run as a script)
+from procstat import sched_ns  # perf/procstat.py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo", "clock"))
 from run_demo import rss_kib  # noqa: E402  (one /proc reader for the demo and the comparison)
@@ -184,21 +185,6 @@ def cpu_times(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK  # fields 14 and 15 of stat(5)
-
-
-def sched_ns(pid):
-    """Sum of on-CPU ns of the live threads (/proc/<pid>/task/*/schedstat): a finer cross-check."""
-    total = 0
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                    total += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-    except OSError:
-        return None
-    return total
 
 
 def machine_jiffies():

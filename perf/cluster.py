@@ -82,6 +82,8 @@ import threading
 import time
 import urllib.request
 
+from procstat import sched_ns  # perf/procstat.py (this directory is on sys.path when run as a script)
+
 PERF = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PERF)
 ICEBOX = "/usr/bin/icebox"
@@ -213,19 +215,9 @@ def cpu_seconds(pid):
 
 
 def sched_seconds(pid):
-    """On-CPU time of the live threads (/proc/PID/task/*/schedstat, ns resolution): a finer
-    cross-check of cpu_seconds, which counts whole clock ticks; None once the process is gone."""
-    total = 0
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                    total += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-    except OSError:
-        return None
-    return total / 1e9
+    """On-CPU seconds of the live threads (procstat.sched_ns); None once the process is gone."""
+    ns = sched_ns(pid)
+    return None if ns is None else ns / 1e9
 
 
 def rss_kib(pid):
