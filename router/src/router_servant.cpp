@@ -176,7 +176,10 @@ bool dispatch_router(const call& k) {
     } else if (op == "createSessionFromSecureConnection") {
         create_secure_session_op(k);
     } else if (op == "refreshSession") {
-        if (k.require_session()) k.ok_void();
+        // Like destroySession: without a session the answer is SessionNotExistException and the
+        // connection stays, so the client can create a session on it (docs/glacier2.md §4).
+        if (k.c.current_session()) k.ok_void();
+        else k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
     } else if (op == "destroySession") {
         destroy_session_op(k);
     } else if (op == "getSessionTimeout") {

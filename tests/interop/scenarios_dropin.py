@@ -5,10 +5,12 @@ import json
 import os
 import subprocess
 
+import Ice
+
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
 from harness import check
-from scenarios import hello_prx, router_prx, scenario, short
+from scenarios import hello_prx, main_router, router_prx, scenario, short
 
 COMMAND_LINE_TIMEOUT = 17  # s: differs from the file's 30, so the option is seen to win
 
@@ -104,3 +106,32 @@ def ice38_idle_session(env):
     default_text = "survived" if survived["default"] else "lost (client closed the connection at %s s; second call: %s)" \
         % (d["closed_at"], d["second_call"])
     return "Ice %s client, %.0f s idle: default config %s; Heartbeat=3 survived" % (d["ice"], ICE38_IDLE, default_text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Router operations before a session
+
+@scenario
+def refresh_session_without_session(env):
+    """`refreshSession` on a connection that has no session: Glacier2 3.7 raises
+    SessionNotExistException and keeps the connection, so the client can then create a session
+    on it. Checked on both routers: the same exception, then createSession and a routed call on
+    the same connection."""
+    env.backend()
+    router = main_router(env)
+    with env.communicator(router) as ic:
+        prx = router_prx(ic)
+        try:
+            prx.refreshSession()
+            outcome = "no exception"
+        except Ice.Exception as e:  # the finding, whatever it is (by name: see harness._import_glacier2)
+            outcome = type(e).__name__ if type(e).__name__ == "SessionNotExistException" else \
+                "%s: %s" % (type(e).__name__, short(e))
+        check(outcome == "SessionNotExistException", "refreshSession without a session: %s" % outcome)
+        first = prx.ice_getCachedConnection()
+        prx.createSession("alice", "secret")
+        check(prx.ice_getCachedConnection() is first or prx.ice_getCachedConnection() == first,
+              "createSession after it went over a new connection: the router closed the first one")
+        answer = hello_prx(env, ic).sayHello("after-refresh")
+        check("after-refresh" in answer, "sayHello answered %r" % answer)
+    return "SessionNotExistException, connection kept, then a session on it"
