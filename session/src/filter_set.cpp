@@ -67,9 +67,11 @@ bool filter_set::accepts_request(protocol::identity_view target, std::string_vie
         if (std::any_of(identities_.begin(), identities_.end(), [&](const auto& id) { return id.view() == target; }))
             return true;
     }
-    if (!adapter_ids_.empty()) {
+    // The adapter-id list only judges proxies that carry an adapter id: a direct proxy is not
+    // filtered by it (glacier2router 3.7.8, observed: filter_adapter_id_direct_proxy).
+    if (!adapter_ids_.empty() && !adapter_id.empty()) {
         filtered = true;
-        if (!adapter_id.empty() && contains(adapter_ids_, adapter_id)) return true;
+        if (contains(adapter_ids_, adapter_id)) return true;
     }
     return !filtered;
 }

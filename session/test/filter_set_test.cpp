@@ -281,7 +281,13 @@ TEST(filter_set, adapter_id_accept) {
     filter_set f(cfg, "alice");
     EXPECT_TRUE(f.accepts_request({"hello", ""}, "HelloAdapter"));
     EXPECT_FALSE(f.accepts_request({"hello", ""}, "Other"));
-    EXPECT_FALSE(f.accepts_request({"hello", ""}, ""));  // a direct proxy has no adapter id
+    // A direct proxy carries no adapter id, so the adapter-id list does not judge it
+    // (glacier2router 3.7.8 lets it through: interop filter_adapter_id_direct_proxy).
+    EXPECT_TRUE(f.accepts_request({"hello", ""}, ""));
+    cfg.category_accept = {"IceStorm"};
+    filter_set both(cfg, "alice");
+    EXPECT_FALSE(both.accepts_request({"hello", ""}, ""));  // the category list still judges it
+    EXPECT_TRUE(both.accepts_request({"hello", ""}, "HelloAdapter"));
 }
 
 TEST(filter_set, any_non_empty_list_may_admit) {
@@ -326,8 +332,9 @@ TEST(filter_set, session_control_edits_apply) {
     f.categories().clear();
     f.identities().clear();
     f.adapter_ids().push_back("A");
-    EXPECT_FALSE(f.accepts_request({"hello", "cat"}, ""));
+    EXPECT_FALSE(f.accepts_request({"hello", "cat"}, "B"));
     EXPECT_TRUE(f.accepts_request({"hello", "cat"}, "A"));
+    EXPECT_TRUE(f.accepts_request({"hello", "cat"}, ""));  // direct: not the adapter list's to judge
 }
 
 }  // namespace

@@ -135,3 +135,27 @@ def refresh_session_without_session(env):
         answer = hello_prx(env, ic).sayHello("after-refresh")
         check("after-refresh" in answer, "sayHello answered %r" % answer)
     return "SessionNotExistException, connection kept, then a session on it"
+
+
+# ---------------------------------------------------------------------------------------------
+# Filters
+
+@scenario
+def filter_adapter_id_direct_proxy(env):
+    """`Glacier2.Filter.AdapterId.Accept` alone, and a call through a DIRECT proxy (no adapter
+    id): what each router does, and that both do the same. An adapter-id rule cannot match a
+    proxy that carries no adapter id."""
+    env.backend()
+    router = env.router("filter-adapter", {"Glacier2.CryptPasswords": env.passwords,
+                                           "Glacier2.SessionTimeout": "30",
+                                           "Glacier2.Filter.AdapterId.Accept": "SomeAdapter"})
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        try:
+            answer = hello_prx(env, ic).sayHello("direct")
+            outcome = "allowed" if "direct" in answer else "answered %r" % answer
+        except Ice.Exception as e:
+            outcome = type(e).__name__
+    expected = "allowed"
+    check(outcome == expected, "direct proxy with only an AdapterId filter: %s, expected %s" % (outcome, expected))
+    return "direct proxy, AdapterId.Accept only: %s" % outcome
