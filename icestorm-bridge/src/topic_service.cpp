@@ -7,6 +7,7 @@
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/metrics.hpp>
+#include <moraine/net/published_endpoints.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
@@ -18,9 +19,11 @@ namespace moraine::icestorm {
 
 namespace {
 
-const std::vector<protocol::endpoint>& published(const std::vector<protocol::endpoint>& bound,
-                                                 const std::vector<protocol::endpoint>& configured) {
-    return configured.empty() ? bound : configured;
+/// What proxies carry: the configured published endpoints, else the bound ones with a wildcard
+/// host expanded to this machine's addresses (as an Ice object adapter publishes them).
+std::vector<protocol::endpoint> published(const std::vector<protocol::endpoint>& bound,
+                                          const std::vector<protocol::endpoint>& configured) {
+    return configured.empty() ? net::published_endpoints(bound) : configured;
 }
 
 protocol::proxy proxy_at(std::string name, const std::string& category, const std::vector<protocol::endpoint>& eps) {

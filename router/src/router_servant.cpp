@@ -8,6 +8,7 @@
 #include <moraine/router/client_connection.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_factory.hpp>
+#include <moraine/router/session_router.hpp>
 #include <moraine/net/shard.hpp>
 
 #include <algorithm>
@@ -90,8 +91,8 @@ void get_client_proxy(const call& k) {
 void get_server_proxy(const call& k) {
     if (!k.require_session()) return;
     protocol::proxy p;
-    const auto& published = k.cfg.server_published_endpoints.empty() ? k.cfg.server_endpoints
-                                                                      : k.cfg.server_published_endpoints;
+    // The router's published server endpoints: bound ports, wildcard hosts expanded.
+    const auto& published = k.c.local().router().server_endpoints();
     if (!published.empty()) {
         p.id = {"dummy", k.c.current_session()->category};
         p.endpoints = published;

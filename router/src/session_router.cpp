@@ -2,6 +2,7 @@
 
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/server_connection.hpp>
+#include <moraine/net/published_endpoints.hpp>
 
 namespace moraine::router {
 
@@ -32,7 +33,8 @@ void session_router::start() {
     auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
     });
-    if (cfg_->server_published_endpoints.empty()) server_endpoints_ = bound;
+    // Back ends call clients back through these: a wildcard host becomes this machine's addresses.
+    if (cfg_->server_published_endpoints.empty()) server_endpoints_ = net::published_endpoints(bound);
     for (auto& l : locals_) l->start();
 }
 

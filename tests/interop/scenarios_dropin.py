@@ -159,3 +159,38 @@ def filter_adapter_id_direct_proxy(env):
     expected = "allowed"
     check(outcome == expected, "direct proxy with only an AdapterId filter: %s, expected %s" % (outcome, expected))
     return "direct proxy, AdapterId.Accept only: %s" % outcome
+
+
+# ---------------------------------------------------------------------------------------------
+# Published endpoints
+
+def local_ipv4_addresses():
+    """This machine's IPv4 addresses, loopback last (from `ip -4 -o addr`)."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+    addrs = [line.split()[3].split("/")[0] for line in out.splitlines() if " inet " in line]
+    return sorted(addrs, key=lambda a: a.startswith("127."))
+
+
+@scenario
+def server_endpoints_wildcard_host(env):
+    """`Glacier2.Server.Endpoints=tcp -h 0.0.0.0 -p P` (listen everywhere): the server proxy that
+    getServerProxy returns, which back ends use to call clients back, must name this machine's
+    addresses, as an Ice object adapter publishes them, not 0.0.0.0 or an empty host. Both
+    routers must publish the same set of hosts."""
+    port = H.free_port()
+    router = env.router("wildcard-server", {"Glacier2.CryptPasswords": env.passwords,
+                                            "Glacier2.SessionTimeout": "30",
+                                            "Glacier2.Server.Endpoints": "tcp -h 0.0.0.0 -p %d" % port},
+                        server=False)  # the harness's probe knows only its own server port
+    with env.communicator(router) as ic:
+        prx = router_prx(ic)
+        prx.createSession("alice", "secret")
+        server = prx.getServerProxy()
+        hosts = sorted(e.getInfo().host for e in server.ice_getEndpoints())
+        ports = {e.getInfo().port for e in server.ice_getEndpoints()}
+    check(ports == {port}, "server proxy ports %s, expected %d" % (ports, port))
+    check(hosts and all(h not in ("", "0.0.0.0", "*") for h in hosts),
+          "server proxy hosts %s: a wildcard is not an address a back end can connect to" % hosts)
+    machine = set(local_ipv4_addresses())
+    check(set(hosts) <= machine, "server proxy hosts %s are not this machine's addresses %s" % (hosts, sorted(machine)))
+    return "published hosts %s (machine: %s)" % (hosts, sorted(machine))
