@@ -6,10 +6,13 @@
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/protocol/reply.hpp>
 #include <moraine/router/client_connection.hpp>
+#include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_factory.hpp>
 #include <moraine/router/session_router.hpp>
 #include <moraine/net/shard.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -161,6 +164,38 @@ void destroy_session_op(const call& k) {
     k.ok_void();
 }
 
+/** Router::refreshSession. Like destroySession, without a session the answer is
+    SessionNotExistException and the connection stays, so the client can create a session on it.
+    With an external SessionManager, the Session it returned is pinged first, as glacier2router
+    does: if the ping fails (the manager dropped it), the session ends, the client gets
+    SessionNotExistException and the connection is closed after that reply (docs/glacier2.md §4). */
+void refresh_session_op(const call& k) {
+    const auto* s = k.c.current_session();
+    if (!s) return k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
+    if (s->session_proxy.is_nil()) return k.ok_void();
+    protocol::output_stream none;
+    none.write_empty_encapsulation(protocol::encoding_1_1);
+    const auto mode = static_cast<std::uint8_t>(protocol::operation_mode::nonmutating);  // ice_ping
+    invoke(k.c.home(), s->session_proxy, "ice_ping", mode, none.view(),
+           [weak = std::weak_ptr(k.c.shared()), id = k.r.request_id, enc = k.enc(),
+            category = s->category](const protocol::reply_view* r, std::string_view failure) {
+               auto c = weak.lock();
+               if (!c || c->closed()) return;
+               auto* now = c->current_session();
+               if (!now || now->category != category) return;  // destroyed meanwhile: nothing to refresh
+               if (r && r->status == protocol::reply_status::ok) {
+                   if (id != 0) c->enqueue(reply_void(id, enc));
+                   return;
+               }
+               spdlog::info("session of '{}' ended: its SessionManager's Session did not answer ice_ping ({})",
+                            now->user_id, r ? "reply status " + std::to_string(static_cast<int>(r->status))
+                                            : std::string(failure));
+               if (id != 0) c->enqueue(reply_user_exception(id, enc, session_not_exist_id, std::nullopt, false));
+               c->destroy_session();
+               c->close_gracefully();
+           });
+}
+
 bool dispatch_router(const call& k) {
     const auto op = k.r.operation;
     if (dispatch_object_ops(k, router_type_ids, router_type_id)) {
@@ -177,10 +212,7 @@ bool dispatch_router(const call& k) {
     } else if (op == "createSessionFromSecureConnection") {
         create_secure_session_op(k);
     } else if (op == "refreshSession") {
-        // Like destroySession: without a session the answer is SessionNotExistException and the
-        // connection stays, so the client can create a session on it (docs/glacier2.md §4).
-        if (k.c.current_session()) k.ok_void();
-        else k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
+        refresh_session_op(k);
     } else if (op == "destroySession") {
         destroy_session_op(k);
     } else if (op == "getSessionTimeout") {

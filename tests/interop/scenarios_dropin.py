@@ -10,7 +10,7 @@ import Ice
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
 from harness import check
-from scenarios import hello_prx, main_router, router_prx, scenario, short
+from scenarios import hello_prx, main_router, manager_router, recorder, router_prx, scenario, session, short, unique
 
 COMMAND_LINE_TIMEOUT = 17  # s: differs from the file's 30, so the option is seen to win
 
@@ -194,3 +194,44 @@ def server_endpoints_wildcard_host(env):
     machine = set(local_ipv4_addresses())
     check(set(hosts) <= machine, "server proxy hosts %s are not this machine's addresses %s" % (hosts, sorted(machine)))
     return "published hosts %s (machine: %s)" % (hosts, sorted(machine))
+
+
+# ---------------------------------------------------------------------------------------------
+# refreshSession with an external SessionManager
+
+@scenario
+def refresh_session_pings_manager_session(env):
+    """With a SessionManager, `refreshSession` pings the Session it returned: glacier2router
+    3.7 does so, and ends the session when the ping fails (the manager dropped it).
+
+    1. user `ping-*`: refreshSession succeeds and the manager's Session records an ice_ping.
+    2. user `vanish-*`: the manager returns a Session proxy it does not host; refreshSession
+       fails (SessionNotExistException, or the connection closes) and a routed call on that
+       connection then fails too: the session is gone."""
+    env.backend()
+    router = manager_router(env)
+    with env.communicator() as plain:
+        rec = recorder(plain, env.peer("session_manager"))
+        user = unique("ping")
+        with session(env, router, user, user + "-ok") as (ic, prx):
+            prx.refreshSession()
+            pinged = H.wait_until(lambda: "ping " + user in rec.events(), 3.0, 0.05)
+            check(pinged, "refreshSession did not ping the manager's Session (events: %s)" % rec.events()[-4:])
+            check(hello_prx(env, ic).sayHello("still") == "hello still", "routed call after refreshSession failed")
+        gone = unique("vanish")
+        with env.communicator(router) as ic:
+            prx = router_prx(ic)
+            prx.createSession(gone, gone + "-ok")
+            try:
+                prx.refreshSession()
+                refresh = "ok"
+            except Ice.Exception as e:
+                refresh = type(e).__name__
+            check(refresh != "ok", "refreshSession succeeded although the manager's Session does not exist")
+            try:
+                hello_prx(env, ic).sayHello("after")
+                after = "ok"
+            except Ice.Exception as e:
+                after = type(e).__name__
+            check(after != "ok", "a routed call still worked after the failed refresh: the session was kept")
+    return "ping recorded; vanished Session: refreshSession -> %s, next routed call -> %s" % (refresh, after)

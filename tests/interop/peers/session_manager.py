@@ -9,6 +9,9 @@ router passes is recorded; the user name selects extra behaviour, so that scenar
 for it without a side channel:
   ctl-*     : calls control.getSessionTimeout() and control.categories().add(["allowed"])
   refuse-*  : throws CannotCreateSessionException("manager refused <user>")
+  vanish-*  : returns the Session proxy but hosts no servant for it (a session the manager
+              already dropped): pinging it gives ObjectNotExistException
+Every ice_ping of a hosted Session is recorded as "ping <user>".
 sslmanager's create(info, control) records "sslcreate <cn> control=<0|1> certs=<n> cipher=<c>"
 (cn: the subject CN of info.certs[0]) and returns a Session session/<cn>.
 """
@@ -31,6 +34,9 @@ class SessionI(Glacier2.Session):
         self._rec.record("destroy " + self._user)
         current.adapter.remove(current.id)
 
+    def ice_ping(self, current=None):
+        self._rec.record("ping " + self._user)
+
 
 class ManagerI(Glacier2.SessionManager):
     def __init__(self, recorder):
@@ -44,6 +50,8 @@ class ManagerI(Glacier2.SessionManager):
             self._rec.record("timeout %s %d" % (user, control.getSessionTimeout()))
             control.categories().add(["allowed"])
             self._rec.record("categories %s %s" % (user, ",".join(control.categories().get())))
+        if user.startswith("vanish-"):
+            return Glacier2.SessionPrx.uncheckedCast(current.adapter.createProxy(Ice.Identity(user, "session")))
         prx = current.adapter.add(SessionI(user, self._rec), Ice.Identity(user, "session"))
         return Glacier2.SessionPrx.uncheckedCast(prx)
 
