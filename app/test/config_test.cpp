@@ -387,6 +387,19 @@ TEST_F(config_files, heartbeats_on_idle_client_connections) {
               2500);
 }
 
+TEST_F(config_files, endpoint_selection) {
+    EXPECT_FALSE(ice(client).runtime.endpoints_ordered);  // Ice's default: Random
+    EXPECT_TRUE(ice(client + "Ice.Default.EndpointSelection=Ordered\n").runtime.endpoints_ordered);
+    EXPECT_FALSE(ice(client + "Ice.Default.EndpointSelection=Random\n").runtime.endpoints_ordered);
+    EXPECT_NE(ice_error(client + "Ice.Default.EndpointSelection=ordered\n").find("expected Random or Ordered"),
+              std::string::npos);
+    EXPECT_TRUE(yaml("client:\n  endpoints: \"tcp -p 4063\"\nlimits:\n  endpoint_selection: ordered\n")
+                    .runtime.endpoints_ordered);
+    EXPECT_NE(yaml_error("client:\n  endpoints: \"tcp -p 4063\"\nlimits:\n  endpoint_selection: first\n")
+                  .find("limits.endpoint_selection"),
+              std::string::npos);
+}
+
 TEST_F(config_files, ice_unsupported_settings_are_named) {
     config cfg = ice(client + "Glacier2.Client.SleepTime=100\nGlacier2.SSLSessionManager=s:tcp -p 1\n"
                               "Glacier2.Client.MessageSizeMax=64\n");

@@ -4,12 +4,13 @@ written for glacier2router. Each scenario runs against both routers with the sam
 import json
 import os
 import subprocess
+import time
 
 import Ice
 
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
-from harness import check
+from harness import Demo, check
 from scenarios import hello_prx, main_router, manager_router, recorder, router_prx, scenario, session, short, unique
 
 COMMAND_LINE_TIMEOUT = 17  # s: differs from the file's 30, so the option is seen to win
@@ -235,3 +236,38 @@ def refresh_session_pings_manager_session(env):
                 after = type(e).__name__
             check(after != "ok", "a routed call still worked after the failed refresh: the session was kept")
     return "ping recorded; vanished Session: refreshSession -> %s, next routed call -> %s" % (refresh, after)
+
+
+# ---------------------------------------------------------------------------------------------
+# Proxies with several endpoints
+
+@scenario
+def two_endpoint_proxy_first_dead(env):
+    """A direct proxy with two endpoints whose first server is dead (nothing listens on its
+    port): the call still succeeds, because the router, as Ice does, tries the next endpoint when
+    a connection fails. Twice: with Ice's default (Random) endpoint selection, and with
+    `Ice.Default.EndpointSelection=Ordered` (the dead one is then always tried first). A proxy
+    whose endpoints are all dead fails with an Ice exception, not a hang."""
+    env.backend()
+    live = env.hello_proxy().split(":", 1)[1]
+    dead = H.endpoint(H.free_port())
+    base = {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30"}
+    notes = []
+    for name, extra in (("random", {}), ("ordered", {"Ice.Default.EndpointSelection": "Ordered"})):
+        router = env.router("two-endpoints-" + name, dict(base, **extra))
+        with env.communicator(router) as ic:
+            router_prx(ic).createSession("alice", "secret")
+            for i in range(2):  # the first call makes the connection (the routing table keeps that proxy)
+                prx = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello:%s:%s" % (dead, live)))
+                answer = prx.sayHello("%s-%d" % (name, i))
+                check(answer == "hello %s-%d" % (name, i), "%s: sayHello answered %r" % (name, answer))
+            t0 = time.monotonic()
+            try:
+                # Another identity: the routing table keeps the first proxy added for an identity.
+                Demo.HelloPrx.uncheckedCast(ic.stringToProxy("nobody:%s:%s" % (dead, H.endpoint(H.free_port())))).sayHello("x")
+                outcome = "answered"
+            except Ice.Exception as e:
+                outcome = type(e).__name__
+            check(outcome != "answered", "%s: a proxy with only dead endpoints was answered" % name)
+            notes.append("%s ok, all dead -> %s in %.0f ms" % (name, outcome, 1000 * (time.monotonic() - t0)))
+    return "; ".join(notes)

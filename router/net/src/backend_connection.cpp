@@ -28,9 +28,10 @@ transport transport_for(shard& home, const protocol::endpoint& ep) {
 
 }  // namespace
 
-backend_connection::backend_connection(shard& home, protocol::endpoint ep, std::string key)
-    : ice_connection(home, transport_for(home, ep)),
-      endpoint_(std::move(ep)),
+backend_connection::backend_connection(shard& home, std::vector<protocol::endpoint> candidates, std::string key)
+    : ice_connection(home, transport_for(home, candidates.at(0))),
+      candidates_(std::move(candidates)),
+      endpoint_(candidates_.front()),
       key_(std::move(key)),
       deadline_(home.executor()) {
     writes_enabled_ = false;  // until the back end's validate connection arrives
@@ -44,29 +45,54 @@ void backend_connection::start() {
                    report_bug);
 }
 
-asio::awaitable<void> backend_connection::connect() {
+asio::awaitable<std::string> backend_connection::connect_tcp() {
     tcp::resolver resolver(home_.executor());
     auto [rec, results] = co_await resolver.async_resolve(endpoint_.host, std::to_string(endpoint_.port),
                                                           nothrow_awaitable);
-    if (closed()) co_return;
-    if (rec || results.empty()) {
-        close(close_reason::io_error, "::Ice::DNSException:\nDNS error: " + rec.message() + "\nhost: " + endpoint_.host);
-        co_return;
+    if (rec || results.empty()) co_return "::Ice::DNSException:\nDNS error: " + rec.message() + "\nhost: " + endpoint_.host;
+    if (closed()) co_return std::string();
+    // Each endpoint gets Ice's connect timeout: the timer closes the socket, which ends the wait.
+    const unsigned attempt = ++attempt_;
+    deadline_.expires_after(std::chrono::milliseconds(home_.cfg().backend_connect_timeout_ms));
+    deadline_.async_wait([weak = weak_from_this(), attempt](boost::system::error_code ec) {
+        auto c = std::static_pointer_cast<backend_connection>(weak.lock());
+        if (ec || !c || c->attempt_ != attempt) return;
+        boost::system::error_code ignored;
+        c->socket_.close(ignored);
+        c->attempt_ = 0;  // tells connect_tcp the close was the timeout
+    });
+    auto [cec, ep] = co_await asio::async_connect(socket_, results, nothrow_awaitable);
+    const bool timed_out = attempt_ == 0;
+    attempt_ = attempt + 1;  // the timer of this attempt, if still pending, is stale now
+    deadline_.cancel();
+    if (timed_out) co_return "::Ice::ConnectTimeoutException:\ntimeout while establishing a connection";
+    if (cec) co_return cec == asio::error::connection_refused ? std::string(connection_refused_text)
+                                                             : connection_lost_text(cec.message());
+    co_return std::string();
+}
+
+asio::awaitable<void> backend_connection::connect() {
+    // The candidates in turn, as Ice tries a proxy's endpoints: the first that accepts is used;
+    // requests fail only when none does, with the last one's failure.
+    for (std::size_t i = 0;; ++i) {
+        endpoint_ = candidates_[i];
+        const std::string failure = co_await connect_tcp();
+        if (closed()) co_return;
+        if (failure.empty()) break;
+        if (i + 1 == candidates_.size()) {
+            close(close_reason::io_error, failure);
+            co_return;
+        }
+        spdlog::debug("back end {} unreachable, trying the proxy's next endpoint: {}",
+                      protocol::endpoint_to_string(endpoint_), failure);
     }
-    // Bound connection establishment, as Ice's connect timeout does; cancelled by close() or validation.
+    // TLS, the WebSocket upgrade and the back end's validate connection share one more timeout.
     deadline_.expires_after(std::chrono::milliseconds(home_.cfg().backend_connect_timeout_ms));
     deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
         if (ec) return;
         if (auto c = std::static_pointer_cast<backend_connection>(weak.lock()); c && !c->validated_)
             c->close(close_reason::io_error, "::Ice::ConnectTimeoutException:\ntimeout while establishing a connection");
     });
-    auto [cec, ep] = co_await asio::async_connect(socket_, results, nothrow_awaitable);
-    if (closed()) co_return;
-    if (cec) {
-        close(close_reason::io_error, cec == asio::error::connection_refused ? std::string(connection_refused_text)
-                                                     : connection_lost_text(cec.message()));
-        co_return;
-    }
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
     if (secure()) {  // still under deadline_: connect, handshake and validation share it

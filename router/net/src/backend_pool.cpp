@@ -4,17 +4,32 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
+#include <algorithm>
+#include <random>
+
 namespace moraine::net {
 
 namespace {
 
-/// The first endpoint this router can reach: tcp or ws, or ssl or wss when TLS is configured (as
-/// an Ice communicator without the IceSSL plugin has no secure endpoints to choose); only
-/// secure ones when `secure_only`.
-const protocol::endpoint* usable_endpoint(const protocol::proxy& p, bool tls, bool secure_only) {
+/// An endpoint this router can reach: tcp or ws, or ssl or wss when TLS is configured (as an Ice
+/// communicator without the IceSSL plugin has no secure endpoints to choose); only secure ones
+/// when `secure_only`.
+bool usable(const protocol::endpoint& e, bool tls, bool secure_only) {
+    return ((e.is_tcp() || e.is_ws()) && !secure_only) || (tls && e.secure());
+}
+
+/// The endpoints one connection to `p` tries in turn: the usable ones of the first usable one's
+/// transport (a connection has one transport), in the proxy's order or shuffled, as Ice's
+/// Ordered and Random endpoint selection do. Empty if none is usable.
+std::vector<protocol::endpoint> candidates(const protocol::proxy& p, bool tls, bool secure_only, bool ordered) {
+    std::vector<protocol::endpoint> out;
     for (const auto& e : p.endpoints)
-        if (((e.is_tcp() || e.is_ws()) && !secure_only) || (tls && e.secure())) return &e;
-    return nullptr;
+        if (usable(e, tls, secure_only) && (out.empty() || e.type == out.front().type)) out.push_back(e);
+    if (!ordered && out.size() > 1) {
+        static thread_local std::minstd_rand random(std::random_device{}());
+        std::shuffle(out.begin(), out.end(), random);
+    }
+    return out;
 }
 
 /// Connections are shared per transport and address; a ws resource is part of the address.
@@ -33,15 +48,25 @@ std::string no_endpoint_text(const protocol::proxy& p) {
 }
 
 std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure, bool secure_only) {
-    const auto* ep = usable_endpoint(p, home_.tls() != nullptr, secure_only);
-    if (!ep) {
+    auto eps = candidates(p, home_.tls() != nullptr, secure_only, home_.cfg().endpoints_ordered);
+    if (eps.empty()) {
         failure = no_endpoint_text(p);
         return nullptr;
     }
-    std::string key = connection_key(*ep);
+    // One endpoint (nearly always): its address is the key. Several: the sorted set of them, so
+    // every proxy naming that set shares one connection, whichever endpoint it reached.
+    std::string key;
+    if (eps.size() == 1) {
+        key = connection_key(eps.front());
+    } else {
+        std::vector<std::string> keys;
+        for (const auto& e : eps) keys.push_back(connection_key(e));
+        std::sort(keys.begin(), keys.end());
+        for (const auto& k : keys) key += (key.empty() ? "" : "|") + k;
+    }
     auto it = connections_.find(key);
     if (it != connections_.end()) return it->second;
-    auto c = std::make_shared<backend_connection>(home_, *ep, key);
+    auto c = std::make_shared<backend_connection>(home_, std::move(eps), key);
     connections_.emplace(std::move(key), c);
     c->start();
     return c;

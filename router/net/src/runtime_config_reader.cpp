@@ -144,6 +144,12 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     cfg.message_size_max = (kib < 1 || kib > INT_MAX / 1024) ? 0 : static_cast<std::size_t>(kib) * 1024;
     p.read_int("Ice.Override.ConnectTimeout", INT_MIN, INT_MAX, cfg.backend_connect_timeout_ms);
     if (cfg.backend_connect_timeout_ms <= 0) cfg.backend_connect_timeout_ms = runtime_config{}.backend_connect_timeout_ms;
+    if (const std::string* v = p.find("Ice.Default.EndpointSelection")) {
+        if (*v != "Random" && *v != "Ordered")
+            throw config_error(p.at("Ice.Default.EndpointSelection"), "Ice.Default.EndpointSelection",
+                               "expected Random or Ordered, got '" + *v + "'");
+        cfg.endpoints_ordered = *v == "Ordered";
+    }
     cfg.tls = read_tls(p, warnings);
     p.read_int("Moraine.Drain.Timeout", 0, INT_MAX, cfg.drain_timeout_ms);
     p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
@@ -166,6 +172,11 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     s.read_size("connection_queue_max", cfg.connection_queue_max);
     s.read_int("backend_connect_timeout_ms", 1, INT_MAX, cfg.backend_connect_timeout_ms);
     s.read_size("connections_per_address", cfg.connections_per_address);
+    std::string selection;
+    s.read("endpoint_selection", selection);
+    if (!selection.empty() && selection != "random" && selection != "ordered")
+        throw config_error(s.file(), "limits.endpoint_selection", "expected random or ordered, got '" + selection + "'");
+    cfg.endpoints_ordered = selection == "ordered";
     s.finish();
     if (cfg.connection_queue_low >= cfg.connection_queue_high)
         throw config_error(s.file(), "limits.connection_queue_low", "must be below limits.connection_queue_high");

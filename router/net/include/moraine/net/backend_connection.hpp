@@ -22,12 +22,15 @@ class shard;
 /// `failure` says why the call failed (connection refused, lost...).
 using reply_handler = std::function<void(const protocol::reply_view* reply, std::string_view failure)>;
 
-/// One TCP connection to one back-end endpoint, shared by the sessions of its shard. Connects
-/// lazily; frames queued while connecting go out once the back end's validate connection arrives.
+/// One TCP connection to a back end, shared by the sessions of its shard. Connects lazily to the
+/// first of its candidate endpoints that accepts (a proxy's endpoints of one transport, in the
+/// order backend_pool chose); frames queued while connecting go out once the back end's validate
+/// connection arrives.
 /// Replies return through its own read loop, so a slow back end never holds up other clients.
 class backend_connection final : public ice_connection {
 public:
-    backend_connection(shard& home, protocol::endpoint ep, std::string key);
+    /// `candidates`: the endpoints to try in turn (at least one, all of one transport kind).
+    backend_connection(shard& home, std::vector<protocol::endpoint> candidates, std::string key);
     ~backend_connection() override;
 
     /// Spawns connect + read/write loops.
@@ -76,6 +79,9 @@ private:
     };
 
     asio::awaitable<void> connect();
+    /// Resolves and connects the TCP socket to endpoint_ within the connect timeout.
+    /// @return "" once connected, else Ice's failure text for this endpoint.
+    asio::awaitable<std::string> connect_tcp();
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
     bool reads_paused() const noexcept override { return false; }  // replies must always flow
@@ -84,8 +90,10 @@ private:
     std::int32_t next_request_id() noexcept;
     void fail_pending(std::string_view why);
 
-    protocol::endpoint endpoint_;
+    std::vector<protocol::endpoint> candidates_;
+    protocol::endpoint endpoint_;  // the candidate being tried, then the one connected
     std::string key_;
+    unsigned attempt_ = 0;         // which connect_tcp() call a connect timer belongs to
     std::unordered_map<std::int32_t, pending> pending_;
     std::vector<std::weak_ptr<ice_connection>> paused_feeders_;
     std::int32_t next_id_ = 1;

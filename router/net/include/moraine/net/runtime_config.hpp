@@ -23,6 +23,9 @@ struct runtime_config {
     std::size_t connection_queue_low = 64 * 1024;    ///< ...and resumed
     std::size_t connection_queue_max = 16 << 20;     ///< a connection whose queue exceeds this is closed
     int backend_connect_timeout_ms = 10000;          ///< connect + validate deadline for outgoing connections
+    /// A proxy with several endpoints: try them in random order (Ice's default) or as listed
+    /// (Ice.Default.EndpointSelection=Ordered; YAML limits.endpoint_selection: ordered).
+    bool endpoints_ordered = false;
     std::size_t connections_per_address = 0;         ///< accepted connections open at once from one IP address; 0 = no limit
     tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
     metrics_config metrics;                          ///< the Prometheus endpoint
