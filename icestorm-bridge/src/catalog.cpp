@@ -81,11 +81,13 @@ void catalog::manager_op(call& k) {
     if (auto reply = net::answer_object_op(k.r, manager_ids, manager_ids[1], malformed)) return k.send(std::move(*reply));
     auto in = k.params();
     const auto op = k.r.operation;
-    if (op == "create" || op == "retrieve") {
+    if (op == "create" || op == "retrieve" || op == "createOrRetrieve") {
         const std::string name(in.read_string());
         if (k.malformed(in)) return;
         if (op == "create") return create(k, name);
-        if (!topics_.contains(name)) return k.raise("::IceStorm::NoSuchTopic", name);
+        // createOrRetrieve (Ice 3.8's IceStorm.ice): the topic, made if needed; never TopicExists.
+        if (op == "createOrRetrieve" && !topics_.contains(name)) return create(k, name);
+        if (!topics_.contains(name)) return k.raise("::IceStorm::NoSuchTopic", name);  // retrieve
         const auto p = svc_.topic_proxy(name);
         return k.ok([&](protocol::output_stream& os) { protocol::write_proxy(os, p); });
     }

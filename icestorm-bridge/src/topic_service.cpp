@@ -4,6 +4,7 @@
 #include <moraine/icestorm/upstream_link.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/proxy.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/metrics.hpp>
@@ -13,6 +14,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <array>
 #include <atomic>
 
 namespace moraine::icestorm {
@@ -162,6 +164,7 @@ void topic_service::broadcast(std::function<void(local_topics&)> fn, std::functi
 
 void topic_service::dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side) {
     const bool twoway = r.request_id != 0;
+    if (!publish_side && r.id.category == "IceStorm" && r.id.name == "Finder") return dispatch_finder(c, r);
     // The upstream links to `<link_category>/topic.<name>` (upstream_config): the same Topic.
     const bool link_alias = !publish_side && !cfg().upstream.link_category.empty() &&
                             r.id.category == cfg().upstream.link_category;
@@ -180,6 +183,34 @@ void topic_service::dispatch(topic_connection& c, const protocol::request_view& 
     shards_.invoke_on(0, [this, message = std::move(message), route = std::move(route)](net::shard&) mutable {
         catalog_->dispatch(std::move(message), std::move(route));
     });
+}
+
+void topic_service::dispatch_finder(topic_connection& c, const protocol::request_view& r) {
+    // IceStorm::Finder, always `IceStorm/Finder` whatever the instance name: how icestormadmin
+    // (IceStormAdmin.Host/Port) finds the TopicManager. Answered here, no catalog involved.
+    static constexpr std::array<std::string_view, 2> ids{"::Ice::Object", "::IceStorm::Finder"};
+    const bool twoway = r.request_id != 0;
+    bool malformed = false;
+    if (!r.facet.empty()) {
+        if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::facet_not_exist));
+        return;
+    }
+    if (auto reply = net::answer_object_op(r, ids, ids[1], malformed)) {
+        if (twoway) c.enqueue(std::move(*reply));
+        return;
+    }
+    if (malformed) {
+        if (twoway) c.enqueue(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad parameters"));
+        return;
+    }
+    if (r.operation != "getTopicManager") {
+        if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::operation_not_exist));
+        return;
+    }
+    const auto manager = proxy_at("TopicManager", cfg().instance_name, manager_endpoints_);
+    if (twoway)
+        c.enqueue(net::reply_ok(r.request_id, r.params.encoding,
+                                [&](protocol::output_stream& os) { protocol::write_proxy(os, manager); }));
 }
 
 void topic_service::dispatch_publish(topic_connection& c, const protocol::request_view& r) {

@@ -67,6 +67,8 @@ public:
 
 private:
     void dispatch_publish(topic_connection& c, const protocol::request_view& r);
+    /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
+    void dispatch_finder(topic_connection& c, const protocol::request_view& r);
     bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
     void forward_over_links(net::shard& sh, const event& ev);
 
