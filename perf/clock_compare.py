@@ -55,7 +55,6 @@ import argparse
 import base64
 import ctypes
 import datetime
-import hashlib
 import json
 import os
 import queue
@@ -71,7 +70,7 @@ import threading
 import time
 
 import tls_certs  # perf/tls_certs.py (this directory is on sys.path when run as a script)
-from procstat import sched_ns  # perf/procstat.py
+from perf_common import sched_ns, sha256  # perf/perf_common.py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo", "clock"))
 from run_demo import rss_kib  # noqa: E402  (one /proc reader for the demo and the comparison)
@@ -843,14 +842,6 @@ def ws_setup(a, tmp):
     serves ws without a plugin; clock-subscriber needs only --router). Same keys as tls_setup."""
     moraine_yaml, glacier2_cfg = client_endpoint_configs(a, tmp, "ws")
     return dict(moraine_yaml=moraine_yaml, glacier2_cfg=glacier2_cfg, ctx=None, ws=True, sub_args=[])
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def main():

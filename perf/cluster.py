@@ -65,7 +65,6 @@ or --check failed, 2 cannot run here (not root, missing program), 130 interrupte
 """
 import argparse
 import ctypes
-import hashlib
 import json
 import math
 import os
@@ -82,7 +81,7 @@ import threading
 import time
 import urllib.request
 
-from procstat import sched_ns  # perf/procstat.py (this directory is on sys.path when run as a script)
+from perf_common import sched_ns, sha256  # perf/perf_common.py (this directory is on sys.path when run as a script)
 
 PERF = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PERF)
@@ -229,14 +228,6 @@ def rss_kib(pid):
     except OSError:
         pass
     return None
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Per-process CPU read from /proc, shared by the perf scripts (clock_compare.py, cluster.py)."""
+"""Helpers shared by the perf scripts (clock_compare.py, cluster.py): per-process CPU from
+/proc, file digests."""
+import hashlib
 import os
 
 
@@ -16,3 +18,12 @@ def sched_ns(pid):
     except OSError:
         return None
     return total
+
+
+def sha256(path):
+    """Hex SHA-256 of a file (which binary a run used)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
