@@ -3,9 +3,11 @@
 
 #include <moraine/protocol/error.hpp>
 #include <moraine/protocol/input_stream.hpp>
+#include <moraine/protocol/output_stream.hpp>
 
 #include "detail/little_endian.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -53,6 +55,41 @@ std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, con
     detail::store_le<std::int32_t>(out.data() + at + header_size, request_id);
     append(out, r.target);
     append(out, ctx);
+    append(out, r.params.bytes);
+    return size;
+}
+
+std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
+                                  bool keep_context, const context& extra) {
+    if (extra.empty()) return write_request_message(out, request_id, r, keep_context);
+    // The client's entries whose keys `extra` also sets are left out: no duplicate key reaches
+    // the receiver, whichever of two values its map would keep (Ice's keeps the first).
+    auto in_extra = [&](std::string_view key) {
+        return std::any_of(extra.begin(), extra.end(), [&](const auto& e) { return e.first == key; });
+    };
+    std::vector<std::pair<std::string_view, std::string_view>> own;
+    if (keep_context)
+        for (const auto& e : r.context.entries)
+            if (!in_extra(e.first)) own.push_back(e);
+    output_stream ctx;
+    ctx.write_size(static_cast<std::int32_t>(extra.size() + own.size()));
+    for (const auto& [k, v] : extra) {
+        ctx.write_string(k);
+        ctx.write_string(v);
+    }
+    for (const auto& [k, v] : own) {
+        ctx.write_string(k);
+        ctx.write_string(v);
+    }
+    const byte_view c = ctx.view();
+    const std::size_t size = header_size + 4 + r.target.size() + c.size() + r.params.bytes.size();
+    const std::size_t at = out.size();
+    out.reserve(at + size);
+    out.resize(at + header_size + 4);
+    write_header(out.data() + at, message_type::request, compression_status::none, static_cast<std::int32_t>(size));
+    detail::store_le<std::int32_t>(out.data() + at + header_size, request_id);
+    append(out, r.target);
+    append(out, c);
     append(out, r.params.bytes);
     return size;
 }

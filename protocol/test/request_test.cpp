@@ -116,6 +116,31 @@ TEST(request, twoway_string_request_id_rewritten_9_to_2) {
     EXPECT_EQ(to_hex(out), test::str(relays[0].out, "hex"));
 }
 
+TEST(request, extra_context_entries_replace_the_clients) {
+    // Glacier2.AddConnectionContext: `extra` goes in; a client's entry with one of its keys does not.
+    const auto kept = test::request_relays("forward-context-enabled");
+    ASSERT_FALSE(kept.empty());
+    const auto msg = test::bytes(kept[0].in);
+    const auto req = decode_request(body_of(msg));
+    ASSERT_TRUE(req);
+    ASSERT_EQ(req->context.find("k"), "v");
+    const context extra{{"_con.type", "tcp"}, {"k", "router's"}};
+    byte_buffer out;
+    const auto size = write_request_message(out, 3, *req, true, extra);
+    EXPECT_EQ(size, out.size());
+    const auto again = decode_request(body_of(out));
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->request_id, 3);
+    EXPECT_EQ(again->operation, req->operation);
+    EXPECT_EQ(again->context.find("_con.type"), "tcp");
+    EXPECT_EQ(again->context.find("k"), "router's");
+    EXPECT_EQ(again->context.entries.size(), req->context.entries.size() + 1);  // "k" once
+    EXPECT_EQ(to_hex(again->params.bytes), to_hex(req->params.bytes));
+    byte_buffer dropped;
+    write_request_message(dropped, 3, *req, false, extra);
+    EXPECT_EQ(decode_request(body_of(dropped))->context.entries.size(), 2u);
+}
+
 TEST(request, forward_context_dropped_and_kept) {
     const auto dropped = test::request_relays("forward-context");
     ASSERT_EQ(dropped.size(), 2u);

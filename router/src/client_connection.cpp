@@ -41,6 +41,20 @@ std::string client_connection::peer_address() const {
     return ec ? std::string("(unknown)") : ep.address().to_string();
 }
 
+const protocol::context& client_connection::connection_context() {
+    if (connection_context_) return *connection_context_;
+    boost::system::error_code ec;
+    const auto local = socket_.local_endpoint(ec);
+    const auto remote = socket_.remote_endpoint(ec);
+    const char* type = transport_.websocket() ? (transport_.secure() ? "wss" : "ws") : (transport_.secure() ? "ssl" : "tcp");
+    connection_context_ = protocol::context{{"_con.localAddress", local.address().to_string()},
+                                            {"_con.localPort", std::to_string(local.port())},
+                                            {"_con.remoteAddress", remote.address().to_string()},
+                                            {"_con.remotePort", std::to_string(remote.port())},
+                                            {"_con.type", type}};
+    return *connection_context_;
+}
+
 std::string client_connection::peer_subject() {
     return transport_.secure() ? net::peer_subject(transport_.tls().native_handle()) : std::string();
 }

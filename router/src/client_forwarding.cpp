@@ -138,7 +138,12 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     queued_request q;
-    protocol::write_request_message(q.message, 0, r, cfg.client_forward_context);
+    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (2: only
+    // the permissions verifier and session manager would, which Moraine does not do yet).
+    if (cfg.add_connection_context == 1)
+        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context, connection_context());
+    else
+        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context);
     q.how = how;
     q.client_request_id = twoway && how.is_twoway() ? r.request_id : 0;
     q.compression = compression;

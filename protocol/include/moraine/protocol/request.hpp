@@ -39,6 +39,12 @@ boost::system::result<request_view> decode_request(byte_view body);
 std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
                                   bool keep_context);
 
+/// As above, with `extra`'s entries in the context too, and none of the client's (kept when
+/// `keep_context`) with one of their keys: a client cannot forge them (Glacier2.AddConnectionContext's
+/// `_con.*` entries).
+std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, const request_view& r,
+                                  bool keep_context, const context& extra);
+
 /// The size a batch is sent at, at the latest: Ice's own default (Ice.BatchAutoFlushSize, 1 MiB),
 /// so a batch never exceeds a default peer's Ice.MessageSizeMax.
 inline constexpr std::size_t batch_size_max = 1024 * 1024;

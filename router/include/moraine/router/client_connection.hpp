@@ -77,6 +77,10 @@ public:
     std::optional<net::ssl_info> peer_ssl_info();
     /// The client's IP address as text ("(unknown)" once the socket is gone), for limits and logs.
     std::string peer_address() const;
+    /** Glacier2.AddConnectionContext=1: the `_con.*` entries forwarded requests carry, describing
+        this connection as glacier2router does (`_con.type` tcp/ssl/ws/wss, `_con.localAddress`,
+        `_con.localPort`, `_con.remoteAddress`, `_con.remotePort`). Built once. */
+    const protocol::context& connection_context();
     /// The subject of the client's certificate (RFC 2253), empty without one or without TLS.
     std::string peer_subject();
 
@@ -88,6 +92,7 @@ public:
     }
 
 private:
+    std::optional<protocol::context> connection_context_;  // connection_context(), once built
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
     bool reads_paused() const noexcept override;
