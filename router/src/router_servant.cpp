@@ -82,8 +82,17 @@ bool dispatch_object_ops(const call& k, std::span<const std::string_view> ids, s
 void get_client_proxy(const call& k) {
     if (!k.require_session()) return;
     k.ok([&](protocol::output_stream& os) {
-        // nil: "use the connection you already have to the router" (docs/ice-wire.md §10).
-        os.write_identity({});
+        // nil: "use the connection you already have to the router" (docs/ice-wire.md §10). With
+        // Glacier2.ReturnClientProxy=1, a proxy `dummy` at the client endpoints, as glacier2router
+        // returns (observed, interop return_client_proxy).
+        if (k.cfg.return_client_proxy) {
+            protocol::proxy p;
+            p.id = {"dummy", ""};
+            p.endpoints = k.c.local().router().client_endpoints();
+            protocol::write_proxy(os, p);
+        } else {
+            os.write_identity({});
+        }
         if (k.enc() == protocol::encoding_1_1) {
             os.write_byte(1 << 3);  // optional tag 1, format F1
             os.write_bool(true);    // hasRoutingTable

@@ -27,9 +27,10 @@ session_router::session_router(net::shard_set& shards, std::shared_ptr<const con
 session_router::~session_router() = default;
 
 void session_router::start() {
-    shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::transport s) {
+    auto bound_client = shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
     });
+    client_endpoints_ = net::published_endpoints(bound_client);  // getClientProxy, ReturnClientProxy=1
     auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
     });

@@ -52,3 +52,29 @@ def add_connection_context(env):
     check(two == {}, "AddConnectionContext=2: the back end saw %s (expected nothing)" % two)
     return "=1: %s; a client's forged _con.remoteAddress %s; =2: nothing forwarded" % (
         ", ".join(sorted(ctx)), "passed on (%s)" % fwd["_con.remoteAddress"] if forged else "replaced by the real one")
+
+
+@scenario
+def return_client_proxy(env):
+    """`Glacier2.ReturnClientProxy=1`: getClientProxy (after createSession) returns a proxy
+    `dummy` at the router's client endpoint instead of nil (glacier2router 3.7.8, observed);
+    with 0 it returns nil. Both routers, same property files."""
+    got = {}
+    for v in ("0", "1"):
+        router = env.router("return-client-proxy-" + v, {"Glacier2.CryptPasswords": env.passwords,
+                                                        "Glacier2.SessionTimeout": "30",
+                                                        "Glacier2.ReturnClientProxy": v})
+        with env.communicator(router) as ic:
+            prx = router_prx(ic)
+            prx.createSession("alice", "secret")
+            proxy, has_table = prx.getClientProxy()
+            got[v] = proxy
+            check(has_table is True, "ReturnClientProxy=%s: hasRoutingTable %s" % (v, has_table))
+            if v == "0":
+                check(proxy is None, "ReturnClientProxy=0: getClientProxy returned %s, expected nil" % proxy)
+            else:
+                ports = [e.getInfo().port for e in proxy.ice_getEndpoints()] if proxy else []
+                check(proxy is not None and proxy.ice_getIdentity().name == "dummy" and ports == [router.client_port],
+                      "ReturnClientProxy=1: getClientProxy returned %s, expected dummy at port %d"
+                      % (proxy, router.client_port))
+    return "=0: nil; =1: %s" % got["1"]

@@ -56,6 +56,8 @@ public:
     void end_setup() noexcept { setups_.fetch_sub(1, std::memory_order_acq_rel); }
     /// The server endpoints as bound (real ports), or as published when configured.
     const std::vector<protocol::endpoint>& server_endpoints() const noexcept { return server_endpoints_; }
+    /// The client endpoints as bound (ports resolved, wildcard hosts expanded), for getClientProxy.
+    const std::vector<protocol::endpoint>& client_endpoints() const noexcept { return client_endpoints_; }
 
     /// The shard that owns the session with this category (see session_shard::new_category).
     unsigned owner_of(std::string_view category) const noexcept override;
@@ -70,6 +72,7 @@ private:
     std::vector<std::unique_ptr<session_shard>> locals_;
     std::shared_ptr<const session::crypt_password_file> passwords_;
     std::vector<protocol::endpoint> server_endpoints_;
+    std::vector<protocol::endpoint> client_endpoints_;
     session::admission admission_;
     std::atomic<std::size_t> sessions_open_{0};
     std::atomic<std::size_t> setups_{0};
