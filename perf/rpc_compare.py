@@ -50,6 +50,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clock_compare as cc  # noqa: E402  (processes, /proc readers, readiness probe)
 import tls_certs  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "interop"))
+import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
 
 PERF = cc.PERF
 REPO = cc.REPO
@@ -59,9 +61,7 @@ RunError = cc.RunError
 
 
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    return ports.free_port(HOST)
 
 
 class LineReader(threading.Thread):

@@ -42,6 +42,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "interop"))
 import tls_certs  # noqa: E402  (the project's one test PKI)
+import ports  # noqa: E402  (listening ports outside the ephemeral range)
 
 GLACIER2 = "/usr/bin/glacier2router"
 KEY_PASSWORD = "client-key-password"
@@ -75,9 +76,7 @@ def make_pki(d):
 # Routers
 
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ports.free_port("127.0.0.1")
 
 
 class Router:

@@ -22,6 +22,8 @@ import time
 
 import Ice
 
+import ports  # tests/interop/ports.py, next to this file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 # Ice's validate connection message, also its heartbeat (docs/ice-wire.md).
@@ -76,10 +78,8 @@ def check(cond, reason):
 
 
 def free_port():
-    """A port nobody listens on right now (the kernel's pick), so parallel runs never collide."""
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    """A port nobody listens on, below the ephemeral range (ports.py says why)."""
+    return ports.free_port(HOST)
 
 
 def endpoint(port, transport="tcp"):

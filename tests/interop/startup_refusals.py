@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import tls_certs  # noqa: E402
+import ports  # noqa: E402
 
 HOST = "127.0.0.1"
 _prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -40,9 +41,7 @@ def _die_with_parent():
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    return ports.free_port(HOST)
 
 
 def write(path, lines):

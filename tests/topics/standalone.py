@@ -19,12 +19,11 @@ import Demo, IceStorm  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 import tls_certs  # noqa: E402
+import ports  # noqa: E402
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ports.free_port("127.0.0.1")
 
 
 def wait_port(port, proc, timeout=10):
