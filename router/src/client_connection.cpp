@@ -4,6 +4,7 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
+#include <moraine/router/connection_context.hpp>
 #include <moraine/router/router_servant.hpp>
 #include <moraine/router/session_router.hpp>
 #include <moraine/net/shard.hpp>
@@ -46,12 +47,21 @@ const protocol::context& client_connection::connection_context() {
     boost::system::error_code ec;
     const auto local = socket_.local_endpoint(ec);
     const auto remote = socket_.remote_endpoint(ec);
-    const char* type = transport_.websocket() ? (transport_.secure() ? "wss" : "ws") : (transport_.secure() ? "ssl" : "tcp");
-    connection_context_ = protocol::context{{"_con.localAddress", local.address().to_string()},
-                                            {"_con.localPort", std::to_string(local.port())},
-                                            {"_con.remoteAddress", remote.address().to_string()},
-                                            {"_con.remotePort", std::to_string(remote.port())},
-                                            {"_con.type", type}};
+    connection_facts f;
+    f.type = transport_.websocket() ? (transport_.secure() ? "wss" : "ws") : (transport_.secure() ? "ssl" : "tcp");
+    f.local_address = local.address().to_string();
+    f.local_port = local.port();
+    f.remote_address = remote.address().to_string();
+    f.remote_port = remote.port();
+    // The cipher and certificate come with ssl only: a wss connection describes itself as
+    // WebSocket first, and glacier2router looks no deeper for them.
+    if (transport_.secure() && !transport_.websocket()) {
+        if (auto info = peer_ssl_info()) {
+            f.cipher = std::move(info->cipher);
+            if (!info->certs.empty()) f.peer_cert = std::move(info->certs.front());
+        }
+    }
+    connection_context_ = make_connection_context(f);
     return *connection_context_;
 }
 

@@ -138,8 +138,8 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     queued_request q;
-    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (2: only
-    // the permissions verifier and session manager would, which Moraine does not do yet).
+    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (1 and 2
+    // both add the entries to createSession*'s verifier and session manager calls: session_factory.cpp).
     if (cfg.add_connection_context == 1)
         protocol::write_request_message(q.message, 0, r, cfg.client_forward_context, connection_context());
     else

@@ -153,7 +153,7 @@ void create_session_op(const call& k) {
         k.send(reply_user_exception(k.r.request_id, k.enc(), cannot_create_session_id, "session exists", true));
         return;
     }
-    create_session(k.c, k.r.request_id, k.enc(), std::string(user), std::string(password));
+    create_session(k.c, k.r.request_id, k.enc(), std::string(user), std::string(password), k.r.context);
 }
 
 void create_secure_session_op(const call& k) {
@@ -161,7 +161,7 @@ void create_secure_session_op(const call& k) {
         k.send(reply_user_exception(k.r.request_id, k.enc(), cannot_create_session_id, "session exists", true));
         return;
     }
-    create_secure_session(k.c, k.r.request_id, k.enc());
+    create_secure_session(k.c, k.r.request_id, k.enc(), k.r.context);
 }
 
 void destroy_session_op(const call& k) {

@@ -6,6 +6,7 @@
 #include <moraine/protocol/user_exception.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/router/client_connection.hpp>
+#include <moraine/router/connection_context.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_control.hpp>
 #include <moraine/net/shard.hpp>
@@ -35,6 +36,7 @@ struct pending_session {
     bool password_login = false;        // a password was checked: its outcome feeds the back-off
     session_router* router = nullptr;   // outlives every shard's work
     std::shared_ptr<void> reservation;  // room under the session limit, freed with the last copy
+    protocol::context ctx;              // of the verifier and session manager calls (session_call_context)
 };
 
 /// Glacier2::SSLInfo, as SSLPermissionsVerifier::authorize and SSLSessionManager::create take it.
@@ -120,7 +122,8 @@ void call_session_manager(client_connection& c, pending_session p) {
                if (!r) return refuse(*c, p, cannot_create_session_id, failure);
                auto reason = exception_reason(*r, cannot_create_session_id);
                refuse(*c, p, cannot_create_session_id, reason ? *reason : "internal server error");
-           });
+           },
+           p.ctx);
 }
 
 /// Authentication finished on the connection's shard.
@@ -218,7 +221,8 @@ void check_with_verifier(session_shard& local, pending_session p, const std::str
     params.write_string(password);
     params.end_encapsulation(start);
     invoke(home, *verifier, "checkPermissions", 1, params.view(),
-           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); });
+           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); },
+           p.ctx);
 }
 
 /// Glacier2::SSLPermissionsVerifier::authorize(SSLInfo, out reason) -> bool.
@@ -230,16 +234,24 @@ void check_with_ssl_verifier(session_shard& local, pending_session p) {
     write_ssl_info(params, *p.ssl);
     params.end_encapsulation(start);
     invoke(local.io(), *verifier, "authorize", 1, params.view(),
-           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); });
+           [p](const protocol::reply_view* r, std::string_view failure) mutable { on_verifier_answer(std::move(p), r, failure); },
+           p.ctx);
+}
+
+/// The context of the verifier and session manager calls for a createSession* with context `client`.
+protocol::context call_context(client_connection& c, const protocol::context_view& client) {
+    const int add = c.local().cfg().add_connection_context;
+    return session_call_context(client, add, add == 0 ? protocol::context{} : c.connection_context());
 }
 
 }  // namespace
 
 void create_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
-                    std::string user_id, std::string password) {
+                    std::string user_id, std::string password, const protocol::context_view& client_ctx) {
     auto& local = c.local();
     const bool password_login = local.cfg().auth == auth_mode::crypt_file || local.cfg().auth == auth_mode::verifier;
-    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}, c.peer_address(), password_login, &local.router(), {}};
+    pending_session p{c.shared(), request_id, enc, std::move(user_id), {}, c.peer_address(), password_login, &local.router(), {},
+                      call_context(c, client_ctx)};
     if (!admitted(c, p)) return;
     c.creating_session = true;
     switch (local.cfg().auth) {
@@ -255,10 +267,12 @@ void create_session(client_connection& c, std::int32_t request_id, protocol::enc
     authenticated(std::move(p), false, "no configured permissions verifier");
 }
 
-void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc) {
+void create_secure_session(client_connection& c, std::int32_t request_id, protocol::encoding_version enc,
+                           const protocol::context_view& client_ctx) {
     auto& local = c.local();
     const auto& cfg = local.cfg();
-    pending_session p{c.shared(), request_id, enc, {}, {}, c.peer_address(), false, &local.router(), {}};
+    pending_session p{c.shared(), request_id, enc, {}, {}, c.peer_address(), false, &local.router(), {},
+                      call_context(c, client_ctx)};
     if (!admitted(c, p)) return;
     c.creating_session = true;
     if (cfg.ssl_permissions_verifier.empty())

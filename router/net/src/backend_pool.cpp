@@ -90,7 +90,7 @@ void backend_pool::close_all() {
 }
 
 void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
-            protocol::byte_view params, reply_handler done) {
+            protocol::byte_view params, reply_handler done, const protocol::context& ctx) {
     std::string failure;
     auto backend = home.backends().get(target, failure);
     if (!backend) {
@@ -104,7 +104,11 @@ void invoke(shard& home, const protocol::proxy& target, std::string_view operati
     os.write_facet(target.facet);
     os.write_string(operation);
     os.write_byte(mode);
-    os.write_size(0);  // empty context
+    os.write_size(static_cast<std::int32_t>(ctx.size()));
+    for (const auto& [k, v] : ctx) {
+        os.write_string(k);
+        os.write_string(v);
+    }
     os.write_bytes(params);
     os.end_message();
     backend->invoke(os.take(), std::move(done));

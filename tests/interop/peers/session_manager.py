@@ -14,7 +14,10 @@ for it without a side channel:
 Every ice_ping of a hosted Session is recorded as "ping <user>".
 sslmanager's create(info, control) records "sslcreate <cn> control=<0|1> certs=<n> cipher=<c>"
 (cn: the subject CN of info.certs[0]) and returns a Session session/<cn>.
+The context of each create call is recorded, as one JSON line {"op": "create" or "sslcreate",
+"user": user or cn, "ctx": {...}}, by a second recorder, `contexts`.
 """
+import json
 import os
 import sys
 
@@ -39,11 +42,12 @@ class SessionI(Glacier2.Session):
 
 
 class ManagerI(Glacier2.SessionManager):
-    def __init__(self, recorder):
-        self._rec = recorder
+    def __init__(self, recorder, contexts):
+        self._rec, self._ctx = recorder, contexts
 
     def create(self, user, control, current):
         self._rec.record("create %s control=%d" % (user, control is not None))
+        self._ctx.record(json.dumps({"op": "create", "user": user, "ctx": dict(current.ctx)}, sort_keys=True))
         if user.startswith("refuse-"):
             raise Glacier2.CannotCreateSessionException("manager refused " + user)
         if user.startswith("ctl-") and control is not None:
@@ -57,11 +61,12 @@ class ManagerI(Glacier2.SessionManager):
 
 
 class SSLManagerI(Glacier2.SSLSessionManager):
-    def __init__(self, recorder):
-        self._rec = recorder
+    def __init__(self, recorder, contexts):
+        self._rec, self._ctx = recorder, contexts
 
     def create(self, info, control, current):
         cn = tls_certs.subject_cn(info.certs[0]) if info.certs else "none"
+        self._ctx.record(json.dumps({"op": "sslcreate", "user": cn, "ctx": dict(current.ctx)}, sort_keys=True))
         self._rec.record("sslcreate %s control=%d certs=%d cipher=%s"
                          % (cn, control is not None, len(info.certs), info.cipher))
         prx = current.adapter.add(SessionI(cn, self._rec), Ice.Identity(cn, "session"))
@@ -69,6 +74,7 @@ class SSLManagerI(Glacier2.SSLSessionManager):
 
 
 if __name__ == "__main__":
-    rec = RecorderI()
+    rec, contexts = RecorderI(), RecorderI()
     with communicator() as ic:
-        serve(ic, int(sys.argv[1]), {"manager": ManagerI(rec), "sslmanager": SSLManagerI(rec), "recorder": rec})
+        serve(ic, int(sys.argv[1]), {"manager": ManagerI(rec, contexts), "sslmanager": SSLManagerI(rec, contexts),
+                                     "recorder": rec, "contexts": contexts})

@@ -7,7 +7,8 @@ authorize(info) records the SSLInfo it got as one JSON line (remoteHost, remoteP
 localPort, cipher, certs, plus `cn`: the subject CN of certs[0], read with `openssl x509`).
 It accepts only a chain whose first certificate's subject CN is ACCEPT_CN; anyone else is
 refused with reason "ssl verifier refused <cn>" (an empty chain: "ssl verifier refused no
-certificate").
+certificate"). Each call's context is recorded, as one JSON line {"op": "authorize", "user": cn,
+"ctx": {...}}, by a second recorder, `contexts`.
 """
 import json
 import os
@@ -21,8 +22,8 @@ import tls_certs  # noqa: E402
 
 
 class SSLVerifierI(Glacier2.SSLPermissionsVerifier):
-    def __init__(self, recorder, accept_cn):
-        self._rec, self._accept = recorder, accept_cn
+    def __init__(self, recorder, accept_cn, contexts):
+        self._rec, self._accept, self._ctx = recorder, accept_cn, contexts
 
     def authorize(self, info, current):
         try:
@@ -33,12 +34,14 @@ class SSLVerifierI(Glacier2.SSLPermissionsVerifier):
             "remoteHost": info.remoteHost, "remotePort": info.remotePort,
             "localHost": info.localHost, "localPort": info.localPort,
             "cipher": info.cipher, "certs": list(info.certs), "cn": cn}))
+        self._ctx.record(json.dumps({"op": "authorize", "user": cn, "ctx": dict(current.ctx)}, sort_keys=True))
         if cn is not None and cn == self._accept:
             return (True, "")
         return (False, "ssl verifier refused " + (cn if cn is not None else "no certificate"))
 
 
 if __name__ == "__main__":
-    rec = RecorderI()
+    rec, contexts = RecorderI(), RecorderI()
     with communicator() as ic:
-        serve(ic, int(sys.argv[1]), {"sslverifier": SSLVerifierI(rec, sys.argv[2]), "recorder": rec})
+        serve(ic, int(sys.argv[1]), {"sslverifier": SSLVerifierI(rec, sys.argv[2], contexts), "recorder": rec,
+                                     "contexts": contexts})

@@ -5,7 +5,10 @@
 
 Accepts password == user + "-ok"; users named throw-* get a PermissionDeniedException thrown
 (instead of returned false); everyone else is refused with reason "verifier refused <user>".
+Each call's context is recorded, as one JSON line {"op": "check", "user": ..., "ctx": {...}},
+by a second recorder, `contexts`.
 """
+import json
 import sys
 
 import Glacier2
@@ -13,11 +16,12 @@ from peer_common import RecorderI, communicator, serve
 
 
 class VerifierI(Glacier2.PermissionsVerifier):
-    def __init__(self, recorder):
-        self._rec = recorder
+    def __init__(self, recorder, contexts):
+        self._rec, self._ctx = recorder, contexts
 
     def checkPermissions(self, user, password, current):
         self._rec.record("check %s %s" % (user, password))
+        self._ctx.record(json.dumps({"op": "check", "user": user, "ctx": dict(current.ctx)}, sort_keys=True))
         if password == user + "-ok":
             return (True, "")
         if user.startswith("throw-"):
@@ -26,6 +30,6 @@ class VerifierI(Glacier2.PermissionsVerifier):
 
 
 if __name__ == "__main__":
-    rec = RecorderI()
+    rec, contexts = RecorderI(), RecorderI()
     with communicator() as ic:
-        serve(ic, int(sys.argv[1]), {"verifier": VerifierI(rec), "recorder": rec})
+        serve(ic, int(sys.argv[1]), {"verifier": VerifierI(rec, contexts), "recorder": rec, "contexts": contexts})

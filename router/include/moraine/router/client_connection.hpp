@@ -79,7 +79,9 @@ public:
     std::string peer_address() const;
     /** Glacier2.AddConnectionContext=1: the `_con.*` entries forwarded requests carry, describing
         this connection as glacier2router does (`_con.type` tcp/ssl/ws/wss, `_con.localAddress`,
-        `_con.localPort`, `_con.remoteAddress`, `_con.remotePort`). Built once. */
+        `_con.localPort`, `_con.remoteAddress`, `_con.remotePort`, and on ssl `_con.cipher` and
+        `_con.peerCert`). Built once; also added to the verifier / session manager calls of
+        createSession* when AddConnectionContext is 1 or 2. */
     const protocol::context& connection_context();
     /// The subject of the client's certificate (RFC 2253), empty without one or without TLS.
     std::string peer_subject();

@@ -1,5 +1,6 @@
 #pragma once
 // A shard's back-end connections, one per endpoint (host:port).
+#include <moraine/protocol/context.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/net/backend_connection.hpp>
 
@@ -42,10 +43,10 @@ private:
 std::string no_endpoint_text(const protocol::proxy& p);
 
 /** Invokes `operation` on `target` from the router itself (PermissionsVerifier, SessionManager,
-    Session::destroy): a twoway request with an empty context and `params` (a whole encapsulation).
-    `done` runs on this shard with the reply or a failure text. */
+    Session::destroy): a twoway request with context `ctx` (empty unless given) and `params` (a
+    whole encapsulation). `done` runs on this shard with the reply or a failure text. */
 void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
-            protocol::byte_view params, reply_handler done);
+            protocol::byte_view params, reply_handler done, const protocol::context& ctx = {});
 
 /// Invokes a parameterless operation on `target` (mode normal) and ignores the answer:
 /// Session::destroy on an external SessionManager's session.
