@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """clock_compare.py: the clock demo against moraine-router and against glacier2router + IceStorm.
 
-  cd /work/main && /usr/bin/python3 perf/clock_compare.py [--sessions 2000[,8000]] [--repeats 3]
+  /usr/bin/python3 perf/clock_compare.py [--sessions 2000[,8000]] [--repeats 3]
         [--window 30] [--routers moraine,glacier2] [--transport tcp[,tls][,ws]] [--bin-dir build-lead/bin]
         [--kernel-bench build-perf/bin/bench_kernel_write]
 

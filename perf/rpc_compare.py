@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """rpc_compare.py: router CPU per forwarded twoway request, tcp vs tls, moraine-router vs glacier2router.
 
-  cd /work/main && /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
+  /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
         [--window 20] [--warmup 3] [--repeats 2] [--transports tcp,tls] [--routers moraine,glacier2]
         [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc]
 
@@ -19,7 +19,7 @@ moraine-router --ice-config FILE, glacier2router --Ice.Config=FILE. Glacier2.Cli
 tls the IceSSL keys: Ice.Plugin.IceSSL, IceSSL.DefaultDir/CAs/CertFile/KeyFile, IceSSL.VerifyPeer=1.
 The certificates are made fresh with the `openssl` command (perf/tls_certs.py: CA, router
 certificate with subjectAltName IP:127.0.0.1, back-end and client certificates). Ports: free ones
-(bind 127.0.0.1:0), chosen once.
+below the ephemeral range (tests/interop/ports.py), chosen once.
 
 Runs are interleaved: for each repeat, for each transport, for each router. Per run:
   back end and router up (the router's port answers with an Ice validate-connection message, after

@@ -2,7 +2,7 @@
 """soak.py: moraine-router under a steady mixed load for a long time; watches its memory, file
 descriptors and CPU for drift and checks that nothing is lost. Not part of CI.
 
-  cd /work/main && /usr/bin/python3 perf/soak.py [--duration 1800] [--sample 60] [--bin-dir build/bin]
+  /usr/bin/python3 perf/soak.py [--duration 1800] [--sample 60] [--bin-dir build/bin]
         [--clock-sessions 1000] [--tick-rate 1] [--churn-rate 20] [--rpc-rate 50] [--callback-rate 10]
         [--ports auto|CLIENT,SERVER,TOPICMANAGER,PUBLISH] [--rpc-build build-perf-rpc] [--out FILE]
 
