@@ -231,9 +231,9 @@ void client_connection::send_callback(queued_callback q) {
 void client_connection::flush_callbacks() {
     // While the client has not taken what was sent, keep the rest here, where newer callbacks
     // can still override it; on_written() flushes again (Glacier2's slow-client rule).
-    if (closed() || queued_callbacks_.empty() || !out_.empty()) return;
+    if (closed() || queued_callbacks_.empty() || write_backlogged()) return;
     pending_batch batch;  // toward a client: one batch for the connection, whatever the identity
-    while (!queued_callbacks_.empty() && out_.empty() && !closed()) {
+    while (!queued_callbacks_.empty() && !write_backlogged() && !closed()) {
         queued_callback q = queued_callbacks_.pop();
         if (q.how.is_batch()) {
             if (auto full = batch.add(q.message, q.how.compress); !full.empty()) enqueue(std::move(full));

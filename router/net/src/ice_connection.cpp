@@ -62,28 +62,43 @@ void ice_connection::start_loops() {
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
 }
 
-bool ice_connection::write_now(outbound_frame& f) {
-    // Nothing queued means no write in flight (frames stay queued until written), so writing
-    // here keeps order; it saves the writer's wake-up on the common one-message path.
-    if (!direct_writes_ || !writes_enabled_ || !out_.empty()) return false;
-    std::array<asio::const_buffer, 2> bufs{asio::buffer(f.head),
-                                           f.tail ? asio::buffer(*f.tail) : asio::const_buffer()};
+void ice_connection::schedule_write() {
+    // Plain TCP is written at the end of the turn, once for everything the turn queued; TLS and
+    // WebSocket go through their stream in the write loop, which a wake-up also runs only after
+    // this turn's other completions.
+    if (!direct_writes_ || write_in_flight_ || !writes_enabled_) {
+        wake_writer();
+        return;
+    }
+    if (std::exchange(flush_marked_, true)) return;
+    home_.flusher().mark(shared_from_this());
+}
+
+void ice_connection::flush_turn() {
+    flush_marked_ = false;
+    if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
+    out_.gather(batch, max_frames_per_write);
     boost::system::error_code ec;
-    const std::size_t n = socket_.write_some(bufs, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+    const std::size_t n = socket_.write_some(batch, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        wake_writer();  // the socket is full: the write loop waits until it takes more
+        return;
+    }
     if (ec) {
         close(close_reason::io_error, ec.message());
-        return true;
+        return;
     }
-    if (n == f.size()) return true;
-    // Partial write: queue what is left (the shared tail, if reached, is copied: rare).
-    protocol::byte_buffer rest;
-    rest.reserve(f.size() - n);
-    const std::size_t from_head = std::min(n, f.head.size());
-    rest.insert(rest.end(), f.head.begin() + static_cast<std::ptrdiff_t>(from_head), f.head.end());
-    if (f.tail) rest.insert(rest.end(), f.tail->begin() + static_cast<std::ptrdiff_t>(n - from_head), f.tail->end());
-    f = outbound_frame{std::move(rest), {}};
-    return false;
+    const std::size_t before = out_.bytes();
+    after_write(before, out_.consume(n));
+    if (!out_.empty() && !closed_) wake_writer();  // a short write, or more than one writev holds
+}
+
+void ice_connection::after_write(std::size_t bytes_before, bool fell_below_low) {
+    home_.metrics().queue_bytes -= bytes_before - out_.bytes();
+    if (fell_below_low) on_drained();
+    if (out_.empty() && close_pending_) close_message_written();
+    if (out_.empty() && !closed_) on_written();
 }
 
 void ice_connection::start_accepted() {
@@ -178,7 +193,6 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
     if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
     queued_since_heartbeat_ = true;
-    if (write_now(f)) return enqueue_result::queued;
     const std::size_t size = f.size();
     const auto r = out_.push(std::move(f));
     if (r == enqueue_result::over_limit) {
@@ -187,7 +201,7 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
         return r;
     }
     home_.metrics().queue_bytes += size;
-    wake_writer();
+    schedule_write();
     return r;
 }
 
@@ -394,18 +408,16 @@ asio::awaitable<void> ice_connection::write_loop() {
             continue;
         }
         out_.gather(batch, max_frames_per_write);
+        write_in_flight_ = true;
         const auto ec = transport_.websocket() ? co_await write_ws_frames() : co_await write_batch(batch);
+        write_in_flight_ = false;
         if (closed_) co_return;
         if (ec) {
             close(close_reason::io_error, ec.message());
             co_return;
         }
         const std::size_t before = out_.bytes();
-        const bool drained = out_.consume_gathered();
-        home_.metrics().queue_bytes -= before - out_.bytes();
-        if (drained) on_drained();
-        if (out_.empty() && close_pending_) close_message_written();
-        if (out_.empty() && !closed_) on_written();
+        after_write(before, out_.consume_gathered());
     }
 }
 

@@ -1,5 +1,7 @@
 #include <moraine/net/write_queue.hpp>
 
+#include <algorithm>
+
 namespace moraine::net {
 
 enqueue_result write_queue::push(outbound_frame f) {
@@ -26,6 +28,31 @@ bool write_queue::consume_gathered() {
     for (; gathered_ > 0; --gathered_) {
         bytes_ -= frames_.front().size();
         frames_.pop_front();
+    }
+    if (above_high_ && bytes_ < low_) {
+        above_high_ = false;
+        return true;
+    }
+    return false;
+}
+
+bool write_queue::consume(std::size_t n) {
+    gathered_ = 0;
+    while (n > 0 && !frames_.empty() && frames_.front().size() <= n) {
+        n -= frames_.front().size();
+        bytes_ -= frames_.front().size();
+        frames_.pop_front();
+    }
+    if (n > 0 && !frames_.empty()) {
+        // A frame written in part: keep its rest as one owned head (rare: the socket was full).
+        auto& f = frames_.front();
+        protocol::byte_buffer rest;
+        rest.reserve(f.size() - n);
+        const std::size_t from_head = std::min(n, f.head.size());
+        rest.insert(rest.end(), f.head.begin() + static_cast<std::ptrdiff_t>(from_head), f.head.end());
+        if (f.tail) rest.insert(rest.end(), f.tail->begin() + static_cast<std::ptrdiff_t>(n - from_head), f.tail->end());
+        f = outbound_frame{std::move(rest), {}};
+        bytes_ -= n;
     }
     if (above_high_ && bytes_ < low_) {
         above_high_ = false;

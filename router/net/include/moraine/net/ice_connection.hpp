@@ -22,14 +22,16 @@ class shard;
 /// shared_ptr: the read and write coroutines each hold one. close() is the only exit.
 /// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
 /// whole message before the next co_await; only a partial message is kept per connection.
+/// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
     ice_connection(const ice_connection&) = delete;
     ice_connection& operator=(const ice_connection&) = delete;
 
-    /// Queues a whole message. Never blocks. Past the hard limit the connection is closed
-    /// (slow consumer) and over_limit returned.
+    /// Queues a whole message, written at the end of this loop turn with whatever else the turn
+    /// queued here. Never blocks. Past the hard limit the connection is closed (slow consumer)
+    /// and over_limit returned.
     enqueue_result enqueue(outbound_frame f);
     enqueue_result enqueue(protocol::byte_buffer bytes) { return enqueue(outbound_frame{std::move(bytes), {}}); }
 
@@ -57,6 +59,15 @@ public:
         queued since the previous call. Called every half heartbeat period, it keeps the gap
         between two writes under one period. Nothing before the loops run or once closing. */
     void heartbeat_if_idle();
+
+    /** End of a loop turn (turn_flusher): writes what this turn queued with one non-blocking
+        writev, up to 256 frames; a short write or more frames go on in the write loop. Nothing
+        while the write loop has a write in flight: it takes the new frames next. */
+    void flush_turn();
+
+    /// True while queued frames wait for the peer to take them, not merely for this turn's
+    /// flush: a write is in flight, or the connection writes only through its write loop.
+    bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
 
     /// Wakes a read loop paused by reads_paused().
     void resume_reads() noexcept { resume_.cancel(); }
@@ -152,9 +163,12 @@ private:
     bool on_bytes(protocol::byte_view data);
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
     bool admit();
-    /// Writes `f` at once if nothing is queued. @return true if it was written in full (or the
-    /// connection closed); false to queue `f` (possibly trimmed after a partial write).
-    bool write_now(outbound_frame& f);
+    /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
+    /// flight) or wakes the write loop.
+    void schedule_write();
+    /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
+    /// on_written. `bytes_before` is the queue's size before the consume.
+    void after_write(std::size_t bytes_before, bool fell_below_low);
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
@@ -172,7 +186,9 @@ private:
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
     bool loops_started_ = false;  // handshakes done, the read and write loops run
-    bool direct_writes_ = false;  // the socket is non-blocking: enqueue may write at once
+    bool direct_writes_ = false;   // plain TCP, non-blocking: written by flush_turn, not the write loop
+    bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
+    bool write_in_flight_ = false;  // the write loop awaits an asynchronous write
 };
 
 }  // namespace moraine::net

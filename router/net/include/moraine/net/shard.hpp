@@ -4,6 +4,7 @@
 #include <moraine/net/close_reason.hpp>
 #include <moraine/net/metrics.hpp>
 #include <moraine/net/runtime_config.hpp>
+#include <moraine/net/turn_flusher.hpp>
 
 #include <array>
 #include <cstddef>
@@ -67,6 +68,9 @@ public:
     /// idle connections hold no read buffer (RSS per session stays small).
     std::vector<std::byte>& scratch() noexcept { return scratch_; }
 
+    /// The connections to write once at the end of this loop turn (ice_connection::enqueue).
+    turn_flusher& flusher() noexcept { return flusher_; }
+
     /// Registers work to run on this shard's thread when it stops (a service closing its
     /// connections), before the back-end connections close. Call before run().
     void on_stop(std::function<void()> fn) { stop_hooks_.push_back(std::move(fn)); }
@@ -115,6 +119,8 @@ private:
     std::vector<std::shared_ptr<tcp::acceptor>> acceptors_;
     std::unordered_set<ice_connection*> accepted_;
     shard_metrics metrics_;
+    // Last: destroyed first, so connections still marked for a flush go while the rest stands.
+    turn_flusher flusher_{io_};
 };
 
 }  // namespace moraine::net

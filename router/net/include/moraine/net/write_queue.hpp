@@ -49,6 +49,12 @@ public:
     /// @return true if the queue was above its high watermark and is now below the low one.
     bool consume_gathered();
 
+    /// Drops the first `n` bytes of the queue after a short write of the gathered frames: whole
+    /// frames are removed, a frame written in part keeps only its unwritten bytes (copied into
+    /// its head; a shared tail is released). `n` must not exceed bytes().
+    /// @return as consume_gathered.
+    bool consume(std::size_t n);
+
     bool empty() const noexcept { return frames_.empty(); }
     std::size_t bytes() const noexcept { return bytes_; }
     bool above_high() const noexcept { return above_high_; }
