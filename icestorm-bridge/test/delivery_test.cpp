@@ -18,7 +18,7 @@ event_ptr ev(std::string name, std::size_t params = 8) {
     auto e = std::make_shared<event>();
     e->topic = "t";
     e->operation = std::move(name);
-    e->params = std::make_shared<const moraine::protocol::byte_buffer>(params, std::uint8_t{0});
+    e->params = std::make_shared<const moraine::protocol::byte_buffer>(params, std::byte{0});
     return e;
 }
 
