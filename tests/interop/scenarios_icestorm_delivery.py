@@ -188,3 +188,58 @@ def icestorm_retry_count(env):
         check(retried[1] >= 2 * DISCARD_INTERVAL * 0.9,
               "retryCount=2 left after %.2f s: expected two retries %d s apart first" % (retried[1], DISCARD_INTERVAL))
         return "; ".join("%s: gone after publish %d (%.2f s)" % (w, p, t) for w, (p, t) in sorted(gone_after.items()))
+
+
+QUEUE_MAX = 5  # IceStorm.Send.QueueSizeMax of the icestorm-queue-* configurations
+
+
+def queue_router(env, policy):
+    """`icestorm-delivery` plus IceStorm.Send.QueueSizeMax=5 and the policy given (service-wide,
+    hence one router per policy)."""
+    return env.router("icestorm-queue-" + policy.lower(),
+                      {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+                       "IceStorm.Discard.Interval": str(DISCARD_INTERVAL),
+                       "IceStorm.Send.QueueSizeMax": str(QUEUE_MAX),
+                       "IceStorm.Send.QueueSizeMaxPolicy": policy}, icestorm=True)
+
+
+@scenario
+def icestorm_queue_size_max(env):
+    """IceStorm.Send.QueueSizeMax=5 against ordered subscribers (a session one and a direct one)
+    whose servant takes 50 ms per event, 20 events published at once. RemoveSubscriber: each gets
+    a prefix of the events and leaves getSubscribers at the overflow; DropEvents: each stays, and
+    gets the first event and then the newest ones, in order, the last one included."""
+    n = 20
+    expected = ["q%02d" % i for i in range(n)]
+    notes = []
+    for policy in ("RemoveSubscriber", "DropEvents"):
+        router = queue_router(env, policy)
+        name = unique("queue")
+        with routed_pool(env, router) as s, direct_pool(env, router) as d:
+            topic = s.tm.create(name)
+            routed_servant, routed_prx = add_slow(s, "ordered")
+            direct_servant, direct_prx = add_slow(d, "ordered")
+            topic.subscribeAndGetPublisher({"reliability": "ordered"}, routed_prx)
+            d.topic(name).subscribeAndGetPublisher({"reliability": "ordered"}, direct_prx)
+            pub = publisher(d, name)
+            for t in expected:
+                pub.tick(t)
+            time.sleep(n * SLOW + 0.5)  # time enough for all 20, had none been dropped
+            listed = ids(topic)
+            for servant, prx, what in ((routed_servant, routed_prx, "session"), (direct_servant, direct_prx, "direct")):
+                got = list(servant.got)
+                if policy == "RemoveSubscriber":
+                    check(idstr(prx) not in listed, "%s: the %s subscriber is still listed after the overflow (got %s)"
+                          % (policy, what, got))
+                    check(0 < len(got) <= QUEUE_MAX + 1 and got == expected[:len(got)],
+                          "%s: the %s subscriber received %s, expected a prefix of at most %d events"
+                          % (policy, what, got, QUEUE_MAX + 1))
+                else:
+                    check(idstr(prx) in listed, "%s: the %s subscriber was removed" % (policy, what))
+                    check(got and got == sorted(got) and got[0] == expected[0] and got[-1] == expected[-1]
+                          and len(got) < n, "%s: the %s subscriber received %s, expected q00, then the newest "
+                          "events in order up to q19" % (policy, what, got))
+                    check(got[-QUEUE_MAX:] == expected[-QUEUE_MAX:], "%s: the %s subscriber's last %d events are %s"
+                          % (policy, what, QUEUE_MAX, got[-QUEUE_MAX:]))
+                notes.append("%s %s: %s" % (policy, what, ",".join(t[1:] for t in got)))
+    return "; ".join(notes)
