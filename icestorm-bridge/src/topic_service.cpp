@@ -52,7 +52,7 @@ protocol::byte_buffer event_data_params(const event& ev) {
 constexpr net::metric_family delivered{"moraine_events_delivered_total", "counter",
                                        "Topic events written to a subscriber (one per subscriber per event)."};
 constexpr net::metric_family dropped{"moraine_events_dropped_total", "counter",
-                                     "Topic events a slow subscriber missed (its queue was full)."};
+                                     "Topic events a subscriber missed: its queue was full, or it was offline after a failure."};
 constexpr net::metric_family subscribers{"moraine_subscribers", "gauge", "Subscribers of the topic service."};
 constexpr net::metric_family topics{"moraine_topics", "gauge", "Topics of the topic service."};
 constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
