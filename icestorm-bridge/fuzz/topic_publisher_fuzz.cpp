@@ -81,7 +81,7 @@ public:
         if (!sink || sink->closed() || category != session_category) return nullptr;
         return sink.get();
     }
-    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool) override {
+    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool, reply_done) override {
         fz::check(&client == sink.get(), "deliver() got a connection session_connection() did not give");
         // The frame must be one whole, well-formed request: head and shared tail as one message.
         protocol::byte_buffer whole(f.head);

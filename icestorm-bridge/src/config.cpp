@@ -19,7 +19,30 @@ void check_upstream(const upstream_config& u, const std::string& where, const st
         throw net::config_error(where, topics_key, "an upstream needs at least one topic to link");
 }
 
+/// QueueSizeMaxPolicy's two values, spelled as IceStorm spells them; anything else stops start-up
+/// (IceStorm only warns and falls back to RemoveSubscriber).
+queue_policy parse_policy(const std::string& v, const std::string& where, const std::string& key) {
+    if (v == "RemoveSubscriber") return queue_policy::remove_subscriber;
+    if (v == "DropEvents") return queue_policy::drop_events;
+    throw net::config_error(where, key, "expected RemoveSubscriber or DropEvents, got '" + v + "'");
+}
+
+/// Send.Timeout and Send.QueueSizeMax take -1 (none) or a positive number; 0 means nothing useful.
+void check_not_zero(long long v, const std::string& where, const std::string& key) {
+    if (v == 0) throw net::config_error(where, key, "expected -1 (no limit) or a positive number, got 0");
+}
+
 }  // namespace
+
+delivery_limits delivery_limits_of(const topics_config& t) noexcept {
+    delivery_limits d;
+    d.queue_size_max = t.send_queue_size_max;
+    d.policy = t.send_queue_policy;
+    d.send_timeout_ms = t.send_timeout_ms;
+    d.discard_interval_s = t.discard_interval_s;
+    d.queue_bytes = t.subscriber_queue_bytes;
+    return d;
+}
 
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings) {
     topics_config t;
@@ -29,6 +52,13 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     t.publish_endpoints = p.endpoints("IceStorm.Publish.Endpoints");
     t.publish_published_endpoints = p.endpoints("IceStorm.Publish.PublishedEndpoints");
     t.enabled = !t.topic_manager_endpoints.empty() && !t.publish_endpoints.empty();
+    p.read_int("IceStorm.Send.Timeout", -1, INT32_MAX, t.send_timeout_ms);
+    check_not_zero(t.send_timeout_ms, p.at("IceStorm.Send.Timeout"), "IceStorm.Send.Timeout");
+    p.read_int("IceStorm.Discard.Interval", 0, INT32_MAX, t.discard_interval_s);
+    p.read_int("IceStorm.Send.QueueSizeMax", -1, INT32_MAX, t.send_queue_size_max);
+    check_not_zero(t.send_queue_size_max, p.at("IceStorm.Send.QueueSizeMax"), "IceStorm.Send.QueueSizeMax");
+    if (const std::string* v = p.find("IceStorm.Send.QueueSizeMaxPolicy"))
+        t.send_queue_policy = parse_policy(*v, p.at("IceStorm.Send.QueueSizeMaxPolicy"), "IceStorm.Send.QueueSizeMaxPolicy");
     auto& u = t.upstream;
     if (const std::string* m = p.find("Moraine.Topics.Upstream.TopicManager"))
         u.topic_manager = upstream_manager(*m, p.at("Moraine.Topics.Upstream.TopicManager"),
@@ -59,6 +89,14 @@ topics_config read_topics_config(net::yaml_section& root) {
     t.publish_endpoints = s.read_endpoints("publish_endpoints");
     t.publish_published_endpoints = s.read_endpoints("publish_published_endpoints");
     s.read_size("subscriber_queue_bytes", t.subscriber_queue_bytes);
+    s.read_int("send_timeout_ms", -1, INT32_MAX, t.send_timeout_ms);
+    check_not_zero(t.send_timeout_ms, s.file(), "topics.send_timeout_ms");
+    s.read_int("discard_interval_s", 0, INT32_MAX, t.discard_interval_s);
+    s.read_int("send_queue_size_max", -1, INT32_MAX, t.send_queue_size_max);
+    check_not_zero(t.send_queue_size_max, s.file(), "topics.send_queue_size_max");
+    std::string policy;
+    s.read("send_queue_size_max_policy", policy);
+    if (!policy.empty()) t.send_queue_policy = parse_policy(policy, s.file(), "topics.send_queue_size_max_policy");
     auto up = s.section("upstream");
     auto& u = t.upstream;
     std::string manager;

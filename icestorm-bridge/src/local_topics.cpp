@@ -28,12 +28,15 @@ const std::vector<link_info>* local_topics::links(const std::string& topic) cons
     return it == links_.end() ? nullptr : &it->second;
 }
 
-void local_topics::add(const std::string& topic, subscriber s) { subscribers_[topic].push_back(std::move(s)); }
+void local_topics::add(const std::string& topic, subscriber s) {
+    s.delivery = delivery_state(s.qos, s.twoway);
+    subscribers_[topic].push_back(std::make_shared<subscriber>(std::move(s)));
+}
 
 void local_topics::remove(const std::string& topic, const std::string& key) {
     auto it = subscribers_.find(topic);
     if (it == subscribers_.end()) return;
-    std::erase_if(it->second, [&](const subscriber& s) { return s.key == key; });
+    std::erase_if(it->second, [&](const sub_ptr& s) { return s->key == key; });
     if (it->second.empty()) subscribers_.erase(it);
 }
 
@@ -43,75 +46,138 @@ std::size_t local_topics::subscriber_count() const noexcept {
     return n;
 }
 
-void local_topics::deliver(const event& ev) {
-    auto it = subscribers_.find(ev.topic);
+namespace {
+
+/// IceStorm's reading of a delivery's outcome: any answer, a user exception included, is a
+/// success; ObjectNotExist a hard failure; everything else (no reply too) a transient one.
+delivery_outcome outcome_of(const protocol::reply_view* r) noexcept {
+    if (!r) return delivery_outcome::transient;
+    switch (r->status) {
+    case protocol::reply_status::ok:
+    case protocol::reply_status::user_exception:
+        return delivery_outcome::ok;
+    case protocol::reply_status::object_not_exist:
+        return delivery_outcome::hard;
+    default:
+        return delivery_outcome::transient;
+    }
+}
+
+}  // namespace
+
+void local_topics::deliver(const event_ptr& ev) {
+    auto it = subscribers_.find(ev->topic);
     if (it == subscribers_.end()) return;
+    const auto now = delivery_state::clock::now();
     delivering_ = true;
-    for (auto& s : it->second) {
-        if (!ev.only_subscriber.empty() && s.key != ev.only_subscriber) continue;
-        if (s.session_local)
-            deliver_to_session(ev, s);
-        else
-            deliver_external(ev, s);
+    for (const auto& s : it->second) {
+        if (!ev->only_subscriber.empty() && s->key != ev->only_subscriber) continue;
+        check_oneway_link(*s, now);
+        switch (s->delivery.offer(ev, now, limits_)) {
+        case delivery_state::offer_result::queued:
+            break;
+        case delivery_state::offer_result::discarded:
+        case delivery_state::offer_result::dropped:
+            missed(*s);
+            break;
+        case delivery_state::offer_result::dead:
+            drop(ev->topic, s->key);
+            continue;
+        }
+        pump(ev->topic, s, now);
     }
     delivering_ = false;
     reap();
 }
 
-void local_topics::deliver_to_session(const event& ev, subscriber& s) {
+void local_topics::pump(const std::string& topic, const sub_ptr& s, delivery_state::clock::time_point now) {
+    if (s->pumping) return;  // a send failed synchronously inside the loop below, which goes on
+    s->pumping = true;
+    while (auto out = s->delivery.next(now)) {
+        if (s->session_local)
+            send_to_session(topic, s, *out, now);
+        else
+            send_external(topic, s, *out, now);
+    }
+    s->pumping = false;
+}
+
+void local_topics::check_oneway_link(subscriber& s, delivery_state::clock::time_point now) {
+    if (!s.oneway_via) return;
+    if (s.oneway_via->failed_unconnected()) s.delivery.completed(0, delivery_outcome::transient, now, limits_);
+    if (s.oneway_via->closed()) s.oneway_via.reset();
+}
+
+void local_topics::missed(subscriber& s) noexcept {
+    ++s.dropped;
+    ++events_dropped_;
+}
+
+void local_topics::send_to_session(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+                                   delivery_state::clock::time_point now) {
     auto* sessions = svc_.sessions();
-    auto* c = sessions->session_connection(home_, s.id.category);
+    auto* c = sessions->session_connection(home_, s->id.category);
     if (!c) {
         // The session is gone: Glacier2 would answer ObjectNotExist, a hard error for IceStorm.
-        drop(ev.topic, s.key);
+        s->delivery.completed(out.token, delivery_outcome::hard, now, limits_);
         return;
     }
-    if (c->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
-        ++s.dropped;  // checked before the frame is built: a slow subscriber costs no allocation
-        ++events_dropped_;
+    if (c->queued_bytes() >= limits_.queue_bytes) {
+        // Checked before the frame is built: a slow subscriber costs no allocation. Not a
+        // failure: the event is missed and its window slot freed.
+        missed(*s);
+        s->delivery.release(out.token);
         return;
     }
-    sessions->deliver(*c, frame_for(ev, s.target, sessions->forwards_context()), s.twoway);
-    ++s.delivered;
+    net::session_directory::reply_done done;
+    if (out.token != 0) {
+        done = [this, topic, w = std::weak_ptr(s), token = out.token](const protocol::reply_view* r) {
+            on_result(topic, w, token, r);
+        };
+    }
+    const auto result = sessions->deliver(*c, frame_for(*out.ev, s->target, sessions->forwards_context()), s->twoway,
+                                          std::move(done));
+    if (result == net::enqueue_result::over_limit) {
+        s->delivery.completed(out.token, delivery_outcome::transient, now, limits_);
+        return;
+    }
+    ++s->delivered;
     ++events_delivered_;
 }
 
-void local_topics::deliver_external(const event& ev, subscriber& s) {
+void local_topics::send_external(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+                                 delivery_state::clock::time_point now) {
     std::string failure;
-    auto backend = home_.backends().get(s.proxy, failure);
+    auto backend = home_.backends().get(s->proxy, failure);
     if (!backend) {
-        drop(ev.topic, s.key);
+        s->delivery.completed(out.token, delivery_outcome::transient, now, limits_);
         return;
     }
-    if (backend->queued_bytes() >= svc_.cfg().subscriber_queue_bytes) {
-        ++s.dropped;
-        ++events_dropped_;
+    if (backend->queued_bytes() >= limits_.queue_bytes) {
+        missed(*s);
+        s->delivery.release(out.token);
         return;
     }
     net::reply_handler done;
-    if (s.twoway) {
-        done = [this, topic = ev.topic, key = s.key](const protocol::reply_view* r, std::string_view) {
-            on_result(topic, key, r);
+    if (out.token != 0) {
+        done = [this, topic, w = std::weak_ptr(s), token = out.token](const protocol::reply_view* r, std::string_view) {
+            on_result(topic, w, token, r);
         };
     }
-    backend->send(frame_for(ev, s.target, true), std::move(done));
-    ++s.delivered;
+    if (out.token == 0) s->oneway_via = backend;
+    backend->send(frame_for(*out.ev, s->target, true), std::move(done));
+    ++s->delivered;
     ++events_delivered_;
 }
 
-void local_topics::on_result(const std::string& topic, const std::string& key, const protocol::reply_view* r) {
-    auto it = subscribers_.find(topic);
-    if (it == subscribers_.end()) return;
-    auto s = std::find_if(it->second.begin(), it->second.end(), [&](const subscriber& x) { return x.key == key; });
-    if (s == it->second.end()) return;
-    using protocol::reply_status;
-    if (r && (r->status == reply_status::object_not_exist || r->status == reply_status::facet_not_exist)) {
-        drop(topic, key);  // hard errors remove the subscriber at once (docs/icestorm.md §3)
-    } else if (!r) {
-        if (s->qos.retry_count != -1 && ++s->failures > s->qos.retry_count) drop(topic, key);
-    } else {
-        s->failures = 0;
-    }
+void local_topics::on_result(const std::string& topic, const std::weak_ptr<subscriber>& w, std::uint64_t token,
+                             const protocol::reply_view* r) {
+    auto s = w.lock();
+    if (!s) return;  // unsubscribed or removed meanwhile
+    const auto now = delivery_state::clock::now();
+    s->delivery.completed(token, outcome_of(r), now, limits_);
+    // The freed slot lets the next queued event go (ordered: the next one in publish order).
+    pump(topic, s, now);
 }
 
 void local_topics::drop(const std::string& topic, const std::string& key) {

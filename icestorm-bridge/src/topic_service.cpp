@@ -52,7 +52,7 @@ protocol::byte_buffer event_data_params(const event& ev) {
 constexpr net::metric_family delivered{"moraine_events_delivered_total", "counter",
                                        "Topic events written to a subscriber (one per subscriber per event)."};
 constexpr net::metric_family dropped{"moraine_events_dropped_total", "counter",
-                                     "Topic events a slow subscriber missed (its queue was full)."};
+                                     "Topic events a subscriber missed: its queue was full, or it was offline after a failure."};
 constexpr net::metric_family subscribers{"moraine_subscribers", "gauge", "Subscribers of the topic service."};
 constexpr net::metric_family topics{"moraine_topics", "gauge", "Topics of the topic service."};
 constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
@@ -63,7 +63,7 @@ constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
 topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions)
     : shards_(shards), cfg_(std::move(cfg)), sessions_(sessions) {
     for (unsigned i = 0; i < shards_.size(); ++i) {
-        locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i)));
+        locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i), delivery_limits_of(cfg_)));
         shards_.at(i).add_collector([local = locals_.back().get(), first = i == 0](net::metric_sink& s) {
             s.add(delivered, static_cast<double>(local->events_delivered()));
             s.add(dropped, static_cast<double>(local->events_dropped()));
@@ -124,9 +124,9 @@ unsigned topic_service::delivery_shard(const subscriber& s) const {
 void topic_service::publish(unsigned from, event_ptr ev) {
     for (unsigned s = 0; s < shards_.size(); ++s) {
         if (s == from) continue;
-        shards_.invoke_on(s, [this, ev](net::shard& sh) { local(sh.index()).deliver(*ev); });
+        shards_.invoke_on(s, [this, ev](net::shard& sh) { local(sh.index()).deliver(ev); });
     }
-    local(from).deliver(*ev);  // this shard's subscribers without a hop
+    local(from).deliver(ev);  // this shard's subscribers without a hop
     if (!ev->from_link) forward_over_links(shards_.at(from), *ev);
 }
 

@@ -10,6 +10,7 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstring>
@@ -130,22 +131,33 @@ std::int32_t client_connection::next_callback_id() noexcept {
     do {
         id = next_callback_id_;
         next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
-    } while (callbacks_.contains(id));
+    } while (callbacks_.contains(id) || event_replies_.contains(id));
     return id;
 }
 
-enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway) {
+enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, net::session_directory::reply_done done) {
     if (closed()) return enqueue_result::over_limit;
+    std::int32_t id = 0;
     if (twoway) {
-        // A fresh id, not remembered: the reply is dropped as one to an unknown id, so a
-        // subscriber that never answers leaves nothing behind.
-        const std::int32_t id = next_callback_id();
+        // A fresh id. Remembered only when someone waits for the reply (an ordered or windowed
+        // subscriber); otherwise the reply is dropped as one to an unknown id.
+        id = next_callback_id();
         std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
-    return enqueue(std::move(f));
+    const auto result = enqueue(std::move(f));
+    // Kept after the enqueue: an over_limit enqueue has closed the connection, and the caller
+    // counts that failure from the result.
+    if (id != 0 && done && result != enqueue_result::over_limit && !closed()) event_replies_.emplace(id, std::move(done));
+    return result;
 }
 
 void client_connection::on_callback_reply(const protocol::reply_view& r) {
+    if (auto ev = event_replies_.find(r.request_id); ev != event_replies_.end()) {
+        auto done = std::move(ev->second);
+        event_replies_.erase(ev);
+        done(&r);
+        return;
+    }
     auto it = callbacks_.find(r.request_id);
     if (it == callbacks_.end()) return;  // unknown request id: ignored, as Ice does
     const callback_route route = std::move(it->second);
@@ -166,6 +178,13 @@ void client_connection::fail_callback(const callback_route& route) noexcept {
 void client_connection::fail_callbacks() noexcept {
     for (auto& [id, route] : callbacks_) fail_callback(route);
     callbacks_.clear();
+}
+
+void client_connection::fail_event_replies() noexcept {
+    // Posted: the close may happen inside the topic service's own deliver() call.
+    for (auto& [id, done] : event_replies_)
+        boost::asio::post(home_.io(), [done = std::move(done)] { done(nullptr); });
+    event_replies_.clear();
 }
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
@@ -199,6 +218,7 @@ void client_connection::on_closed(std::string_view why) {
     flush_requests();  // requests queued by the client still reach their back ends
     fail_queued_callbacks();
     fail_callbacks();
+    fail_event_replies();
 }
 
 }  // namespace moraine::router

@@ -81,9 +81,10 @@ net::ice_connection* session_router::session_connection(net::shard& sh, std::str
     return local(sh.index()).find_session(category);
 }
 
-net::enqueue_result session_router::deliver(net::ice_connection& client, net::outbound_frame f, bool twoway) {
+net::enqueue_result session_router::deliver(net::ice_connection& client, net::outbound_frame f, bool twoway,
+                                            reply_done done) {
     // Only session_connection() hands out connections, and they are all client connections.
-    return static_cast<client_connection&>(client).deliver_event(std::move(f), twoway);
+    return static_cast<client_connection&>(client).deliver_event(std::move(f), twoway, std::move(done));
 }
 
 }  // namespace moraine::router

@@ -22,6 +22,7 @@ import harness as H  # noqa: E402
 import scenarios  # noqa: E402
 import scenarios_icestorm  # noqa: E402  (registers the topic-service scenarios after scenarios.py's)
 import scenarios_icestorm_admin  # noqa: E402  (icestormadmin and createOrRetrieve, after those)
+import scenarios_icestorm_delivery  # noqa: E402  (ordered delivery, retryCount, after those)
 import scenarios_buffered  # noqa: E402  (registers the buffered-mode scenarios after those)
 import scenarios_tls  # noqa: E402  (registers the TLS scenarios after those)
 import scenarios_java  # noqa: E402  (registers the Ice for Java scenarios after those)

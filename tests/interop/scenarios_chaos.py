@@ -422,7 +422,7 @@ DISCARD_INTERVAL = 1  # s: IceStorm.Discard.Interval of the router's IceStorm (g
 def icestorm_chaos_router(env):
     """The `icestorm` configuration plus IceStorm.Discard.Interval=1: how long real IceStorm keeps a
     link (or subscriber) offline after a failed delivery, discarding its events, before trying
-    again (default 60 s, too long for a test). moraine-router ignores the key."""
+    again (default 60 s, too long for a test). moraine-router applies it to subscribers, not to links."""
     return env.router("icestorm-chaos", {"Glacier2.CryptPasswords": env.passwords,
                                          "Glacier2.SessionTimeout": "30",
                                          "IceStorm.Discard.Interval": str(DISCARD_INTERVAL)}, icestorm=True)

@@ -1,5 +1,6 @@
 #pragma once
 // The topic service's configuration, from YAML (`topics:`) or IceStorm.* properties.
+#include <moraine/icestorm/delivery.hpp>
 #include <moraine/net/property_file.hpp>
 #include <moraine/net/yaml_section.hpp>
 #include <moraine/protocol/endpoint.hpp>
@@ -37,13 +38,25 @@ struct topics_config {
     std::vector<protocol::endpoint> publish_endpoints;
     std::vector<protocol::endpoint> publish_published_endpoints;        ///< empty = the above
     std::size_t subscriber_queue_bytes = 1 << 20;  ///< per-subscriber queue bound (bytes) before its QoS applies
+    /// IceStorm.Send.Timeout / send_timeout_ms: a twoway event unanswered this long fails (ms); -1 = never.
+    std::int64_t send_timeout_ms = 60000;
+    /// IceStorm.Discard.Interval / discard_interval_s: how long a failed subscriber's events are discarded (s).
+    std::int64_t discard_interval_s = 60;
+    /// IceStorm.Send.QueueSizeMax / send_queue_size_max: events queued per subscriber; -1 = no limit.
+    int send_queue_size_max = -1;
+    /// IceStorm.Send.QueueSizeMaxPolicy / send_queue_size_max_policy: RemoveSubscriber or DropEvents.
+    queue_policy send_queue_policy = queue_policy::remove_subscriber;
     upstream_config upstream;
 };
 
+/// The delivery settings every subscriber's delivery_state applies, from `t`.
+delivery_limits delivery_limits_of(const topics_config& t) noexcept;
+
 /** IceStorm.InstanceName, IceStorm.TopicManager.(Published)Endpoints and
-    IceStorm.Publish.(Published)Endpoints, and Moraine.Topics.Upstream.{TopicManager, Topics,
+    IceStorm.Publish.(Published)Endpoints, IceStorm.Send.Timeout, IceStorm.Discard.Interval,
+    IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, and Moraine.Topics.Upstream.{TopicManager, Topics,
     LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
-    set; one alone is reported in `warnings`. @throws config_error (bad endpoint, bad upstream). */
+    set; one alone is reported in `warnings`. @throws config_error (bad endpoint, bad upstream, a delivery key out of range or an unknown policy). */
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings);
 
 /** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it).

@@ -5,6 +5,7 @@
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/net/backend_connection.hpp>
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,7 +32,9 @@ struct link_info {
 /// about topics and links, and each delivery shard about its subscribers.
 class local_topics {
 public:
-    local_topics(topic_service& svc, net::shard& home) : svc_(svc), home_(home) {}
+    /// `limits`: the service's delivery settings (delivery_limits_of its configuration).
+    local_topics(topic_service& svc, net::shard& home, delivery_limits limits)
+        : svc_(svc), home_(home), limits_(limits) {}
 
     void topic_created(const std::string& name) { topics_.insert(name); }
     void topic_destroyed(const std::string& name);
@@ -41,14 +44,18 @@ public:
     void set_links(const std::string& topic, std::vector<link_info> links);
     const std::vector<link_info>* links(const std::string& topic) const;
 
+    /// Adds subscriber `s` of `topic`; its delivery_state is made here from its QoS and mode.
     void add(const std::string& topic, subscriber s);
     void remove(const std::string& topic, const std::string& key);
 
-    /** Writes `ev` to every local subscriber of its topic: session subscribers straight onto
-        their client connection, others over this shard's back-end connections. A session
-        subscriber whose queue holds subscriber_queue_bytes or more misses the event (counted in
-        `dropped`): a slow subscriber never holds up the others or the publisher. */
-    void deliver(const event& ev);
+    /** Offers `ev` to every local subscriber of its topic (each subscriber's delivery_state:
+        queue, window of unanswered events, retries) and sends what each may send now: session
+        subscribers straight onto their client connection, others over this shard's back-end
+        connections. A subscriber whose connection queue holds subscriber_queue_bytes or more
+        misses the event (counted in `dropped`): a slow subscriber never holds up the others or
+        the publisher. A subscriber that failed for good is removed here (IceStorm removes it on
+        the next publish after the failure, docs/icestorm.md §3). */
+    void deliver(const event_ptr& ev);
 
     std::size_t subscriber_count() const noexcept;
 
@@ -57,9 +64,20 @@ public:
     unsigned long events_dropped() const noexcept { return events_dropped_; }
 
 private:
-    void deliver_to_session(const event& ev, subscriber& s);
-    void deliver_external(const event& ev, subscriber& s);
-    void on_result(const std::string& topic, const std::string& key, const protocol::reply_view* r);
+    using sub_ptr = std::shared_ptr<subscriber>;
+    /// Sends what `s`'s delivery_state releases now, in order.
+    void pump(const std::string& topic, const sub_ptr& s, delivery_state::clock::time_point now);
+    void send_to_session(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+                         delivery_state::clock::time_point now);
+    void send_external(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+                       delivery_state::clock::time_point now);
+    /// The reply (nullptr: no reply, the connection failed) to the twoway event `token` of `s`.
+    void on_result(const std::string& topic, const std::weak_ptr<subscriber>& s, std::uint64_t token,
+                   const protocol::reply_view* r);
+    void missed(subscriber& s) noexcept;
+    /// Counts a failure for an external oneway subscriber whose last event went to a connection
+    /// that never connected (IceStorm sees that send fail); forgets a closed connection.
+    void check_oneway_link(subscriber& s, delivery_state::clock::time_point now);
     /// Removes a subscriber that failed for good and tells the catalog; deferred while delivering.
     void drop(const std::string& topic, const std::string& key);
     void reap();
@@ -68,7 +86,8 @@ private:
     net::shard& home_;
     std::unordered_set<std::string> topics_;
     std::unordered_map<std::string, std::vector<link_info>> links_;
-    std::unordered_map<std::string, std::vector<subscriber>> subscribers_;
+    delivery_limits limits_;
+    std::unordered_map<std::string, std::vector<sub_ptr>> subscribers_;
     std::vector<std::pair<std::string, std::string>> dead_;
     bool delivering_ = false;
     unsigned long events_delivered_ = 0, events_dropped_ = 0;

@@ -1,11 +1,17 @@
 #pragma once
 // A subscriber as its delivery shard knows it.
+#include <moraine/icestorm/delivery.hpp>
 #include <moraine/icestorm/qos.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
 
+#include <memory>
 #include <string>
+
+namespace moraine::net {
+class backend_connection;
+}
 
 namespace moraine::icestorm {
 
@@ -19,9 +25,13 @@ struct subscriber {
     bool session_local = false;  ///< a servant in a session of this router: written to its client connection
     bool twoway = false;
     icestorm::qos qos;
-    int failures = 0;            ///< consecutive failed twoway deliveries
+    delivery_state delivery;     ///< queue, window and retries; set from qos and twoway when added
+    /// External oneway subscriber: the connection that took its last event, checked at the next
+    /// event; one that never connected lost it, the oneway's only visible failure.
+    std::shared_ptr<net::backend_connection> oneway_via;
+    bool pumping = false;        ///< inside local_topics::pump for this subscriber (no re-entry)
     unsigned long delivered = 0;
-    unsigned long dropped = 0;   ///< events not queued because the subscriber was too slow
+    unsigned long dropped = 0;   ///< events missed: queue full, too slow, or discarded while offline
 };
 
 }  // namespace moraine::icestorm

@@ -4,6 +4,7 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
+#include <moraine/net/session_directory.hpp>
 #include <moraine/net/ssl_info.hpp>
 #include <moraine/router/buffered_request.hpp>
 #include <moraine/router/forward_options.hpp>
@@ -43,9 +44,10 @@ public:
 
     /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
         request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
-        A twoway event gets a fresh request id; its reply is dropped (nothing is kept for it).
-        @return the queue's state; over_limit closes the connection. */
-    net::enqueue_result deliver_event(net::outbound_frame f, bool twoway);
+        A twoway event gets a fresh request id; its reply goes to `done` if set (nullptr if this
+        connection closes first; posted, never run inside a close), else it is dropped.
+        @return the queue's state; over_limit closes the connection and `done` is not kept. */
+    net::enqueue_result deliver_event(net::outbound_frame f, bool twoway, net::session_directory::reply_done done);
 
     /// A back end this connection feeds is above its high watermark: stop reading until it drains.
     void pause_for_backend() noexcept { blocked_on_backend_ = true; }
@@ -115,12 +117,15 @@ private:
     /// Answers a callback's back end with ConnectionLostException (the client is gone).
     void fail_callback(const net::callback_route& route) noexcept;
     void fail_callbacks() noexcept;
+    /// Tells every twoway topic event still awaiting its reply that the connection is gone.
+    void fail_event_replies() noexcept;
     /// A request id on this connection not used by a callback awaiting its reply.
     std::int32_t next_callback_id() noexcept;
 
     std::unique_ptr<session::session> session_;
     session_shard& local_;
     std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
+    std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies_;  // twoway topic events
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once

@@ -64,7 +64,7 @@ public:
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
     net::ice_connection* session_connection(net::shard& sh, std::string_view category) noexcept override;
-    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool twoway) override;
+    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool twoway, reply_done done) override;
 
 private:
     net::shard_set& shards_;

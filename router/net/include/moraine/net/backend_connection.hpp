@@ -66,6 +66,9 @@ public:
     void add_paused_feeder(std::weak_ptr<ice_connection> c) { paused_feeders_.push_back(std::move(c)); }
 
     const std::string& key() const noexcept { return key_; }
+    /// True once the connection closed without ever being established (connect or validation
+    /// failed): nothing queued on it was sent, oneways included.
+    bool failed_unconnected() const noexcept { return closed() && !validated_; }
     /// Twoway requests sent and not yet answered.
     std::size_t in_flight() const noexcept { return pending_.size(); }
 

@@ -4,6 +4,9 @@
 #include <moraine/net/write_queue.hpp>
 #include <moraine/protocol/proxy.hpp>
 
+#include <moraine/protocol/reply.hpp>
+
+#include <functional>
 #include <string_view>
 
 namespace moraine::net {
@@ -32,10 +35,15 @@ public:
         to deliver(), on this shard, before its next co_await. */
     virtual ice_connection* session_connection(shard& sh, std::string_view category) noexcept = 0;
 
+    /// Told the client's reply to a delivered twoway request, or nullptr when the connection
+    /// closed first. Runs on the session's shard, never inside deliver().
+    using reply_done = std::function<void(const protocol::reply_view* reply)>;
+
     /** Sends request `f` (request id 0 at offset 14 of `f.head`) to `client`, a connection
-        session_connection() returned. A twoway request gets a fresh request id whose reply is
-        dropped. @return the queue's state; over_limit closes the connection. */
-    virtual enqueue_result deliver(ice_connection& client, outbound_frame f, bool twoway) = 0;
+        session_connection() returned. A twoway request gets a fresh request id; its reply goes
+        to `done` when set, else it is dropped. @return the queue's state; over_limit closes the
+        connection and `done` is never called (the caller counts the failure itself). */
+    virtual enqueue_result deliver(ice_connection& client, outbound_frame f, bool twoway, reply_done done) = 0;
 };
 
 }  // namespace moraine::net

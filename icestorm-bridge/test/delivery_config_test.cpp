@@ -1,0 +1,69 @@
+// The delivery keys of the topic service: IceStorm.Send.* / IceStorm.Discard.Interval and the YAML names.
+#include <moraine/icestorm/config.hpp>
+#include <moraine/net/config_error.hpp>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+using namespace moraine;
+using icestorm::queue_policy;
+
+namespace {
+
+icestorm::topics_config from_properties(const std::string& text) {
+    std::vector<std::string> warnings;
+    net::property_file p("test.cfg", net::parse_properties(text, "test.cfg", warnings));
+    return icestorm::read_topics_config(p, warnings);
+}
+
+icestorm::topics_config from_yaml(const std::string& text) {
+    const YAML::Node node = YAML::Load(text);
+    net::yaml_section root(node, "", "test.yaml");
+    return icestorm::read_topics_config(root);
+}
+
+}  // namespace
+
+TEST(delivery_config, defaults_are_icestorms) {
+    const auto t = from_properties("");
+    EXPECT_EQ(t.send_timeout_ms, 60000);
+    EXPECT_EQ(t.discard_interval_s, 60);
+    EXPECT_EQ(t.send_queue_size_max, -1);
+    EXPECT_EQ(t.send_queue_policy, queue_policy::remove_subscriber);
+}
+
+TEST(delivery_config, property_file_keys) {
+    const auto t = from_properties("IceStorm.Send.Timeout=2500\nIceStorm.Discard.Interval=3\n"
+                                   "IceStorm.Send.QueueSizeMax=100\nIceStorm.Send.QueueSizeMaxPolicy=DropEvents\n");
+    EXPECT_EQ(t.send_timeout_ms, 2500);
+    EXPECT_EQ(t.discard_interval_s, 3);
+    EXPECT_EQ(t.send_queue_size_max, 100);
+    EXPECT_EQ(t.send_queue_policy, queue_policy::drop_events);
+    const auto lim = icestorm::delivery_limits_of(t);
+    EXPECT_EQ(lim.queue_size_max, 100);
+    EXPECT_EQ(lim.policy, queue_policy::drop_events);
+    EXPECT_EQ(lim.send_timeout_ms, 2500);
+    EXPECT_EQ(lim.discard_interval_s, 3);
+    EXPECT_EQ(lim.queue_bytes, t.subscriber_queue_bytes);
+    EXPECT_EQ(from_properties("IceStorm.Send.Timeout=-1\n").send_timeout_ms, -1);
+}
+
+TEST(delivery_config, bad_property_values_stop_startup) {
+    EXPECT_THROW(from_properties("IceStorm.Send.QueueSizeMaxPolicy=Drop\n"), net::config_error);
+    EXPECT_THROW(from_properties("IceStorm.Send.Timeout=0\n"), net::config_error);
+    EXPECT_THROW(from_properties("IceStorm.Send.Timeout=-2\n"), net::config_error);
+    EXPECT_THROW(from_properties("IceStorm.Send.QueueSizeMax=0\n"), net::config_error);
+    EXPECT_THROW(from_properties("IceStorm.Discard.Interval=-1\n"), net::config_error);
+    EXPECT_THROW(from_properties("IceStorm.Discard.Interval=soon\n"), net::config_error);
+}
+
+TEST(delivery_config, yaml_keys) {
+    const auto t = from_yaml("topics:\n  send_timeout_ms: 1500\n  discard_interval_s: 2\n"
+                             "  send_queue_size_max: 7\n  send_queue_size_max_policy: DropEvents\n");
+    EXPECT_EQ(t.send_timeout_ms, 1500);
+    EXPECT_EQ(t.discard_interval_s, 2);
+    EXPECT_EQ(t.send_queue_size_max, 7);
+    EXPECT_EQ(t.send_queue_policy, queue_policy::drop_events);
+    EXPECT_THROW(from_yaml("topics:\n  send_queue_size_max_policy: remove\n"), net::config_error);
+    EXPECT_THROW(from_yaml("topics:\n  send_queue_size_max: 0\n"), net::config_error);
+}
