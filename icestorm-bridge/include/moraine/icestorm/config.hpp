@@ -43,7 +43,9 @@ struct topics_config {
 /** IceStorm.InstanceName, IceStorm.TopicManager.(Published)Endpoints and
     IceStorm.Publish.(Published)Endpoints, and Moraine.Topics.Upstream.{TopicManager, Topics,
     LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
-    set; one alone is reported in `warnings`. @throws config_error (bad endpoint, bad upstream). */
+    set; one alone is reported in `warnings`, as are the other IceStorm.* keys Moraine accepts
+    without acting on them (docs/properties.md). @throws config_error (bad endpoint, bad
+    upstream, an IceStorm replication key). */
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings);
 
 /** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it).
