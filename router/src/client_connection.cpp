@@ -175,8 +175,10 @@ void client_connection::set_session(std::unique_ptr<session::session> s) {
     local_.router().session_opened();
     ++local_.metrics().sessions_created;
     spdlog::debug("session created for '{}' on shard {}", session_->user_id, home_.index());
-    if (local_.cfg().trace.session > 0) [[unlikely]]
-        trace_session(true, session_->user_id, peer_address(), session_->category, {});
+    if (local_.cfg().trace.session > 0) [[unlikely]] {
+        traced_address_ = peer_address();  // the socket may be gone when the session ends
+        trace_session(true, session_->user_id, traced_address_, session_->category, {});
+    }
 }
 
 void client_connection::destroy_session() {
@@ -189,7 +191,8 @@ void client_connection::destroy_session() {
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     if (local_.cfg().trace.session > 0) [[unlikely]]
-        trace_session(false, session_->user_id, peer_address(), session_->category, {});
+        trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
+                      session_->category, {});
     session_.reset();
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;

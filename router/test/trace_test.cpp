@@ -42,8 +42,9 @@ protocol::request_view request(std::int32_t id) {
 
 TEST(trace, request_lines_name_category_target_and_how) {
     captured_log log;
-    trace_request(trace_direction::client, request(7), forward_options{forward_kind::twoway}, "alice");
-    forward_options batch{forward_kind::batch_oneway};
+    trace_request(trace_direction::client, request(7), forward_options{}, "alice");
+    forward_options batch;
+    batch.kind = forward_kind::batch_oneway;
     batch.compress = true;
     trace_request(trace_direction::server, request(0), batch, {});
     const std::string t = log.text();
