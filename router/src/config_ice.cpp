@@ -230,7 +230,8 @@ void warn_about_keys(const property_file& p, const config& cfg, std::vector<std:
     }
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
         if (p.find(key))
-            warn(warnings, p, key, "accepted, has no effect in Moraine (one limit for every connection: Ice.MessageSizeMax)");
+            warn(warnings, p, key,
+                 "accepted, has no effect in Moraine (one limit for every connection: Ice.MessageSizeMax)");
     }
 }
 

@@ -26,7 +26,8 @@ bool is_proxy_sub_key(std::string_view rest) {
 std::optional<std::string> adapter_noop_reason(bool client, std::string_view rest, std::string_view value) {
     if (rest.starts_with("ThreadPool.") &&
         std::find(thread_pool_keys.begin(), thread_pool_keys.end(), rest.substr(11)) != thread_pool_keys.end())
-        return std::string("Moraine runs every connection on its I/O threads, set with --threads or the YAML `threads`");
+        return std::string("Moraine runs every connection on its I/O threads, set with --threads or the YAML "
+                           "`threads`");
     if (rest == "AdapterId" || rest == "ReplicaGroupId" || rest == "Locator" ||
         (rest.starts_with("Locator.") && is_proxy_sub_key(rest.substr(8))))
         return std::string("Moraine registers no object adapter with a locator");

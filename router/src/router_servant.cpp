@@ -124,7 +124,8 @@ void add_proxies(const call& k) {
     for (const auto& p : proxies) {
         if (!p.is_nil() && !s.filters.accepts_proxy(p)) {
             if (k.cfg.trace.client_reject > 0) [[unlikely]]
-                trace_reject_proxy(p, s.user_id, "refused by Glacier2.Filter.Address / ProxySizeMax; connection closed");
+                trace_reject_proxy(p, s.user_id,
+                                   "refused by Glacier2.Filter.Address / ProxySizeMax; connection closed");
             // Glacier2 answers a rejected proxy by dropping the connection (vector filter-address-reject).
             k.c.close(close_reason::policy, "addProxies: proxy rejected by Glacier2.Filter.Address / ProxySizeMax");
             return;
