@@ -30,7 +30,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
         c.router = router::read_config(root, path.parent_path());
     } else {
         for (const char* key : {"instance_name", "return_client_proxy", "add_connection_context", "session", "client",
-                                "server", "auth", "filters"})
+                                "server", "auth", "filters", "trace"})
             (void)root.take(key);  // the router's sections: not ours to read here
     }
     c.runtime = net::read_runtime_config(root, path.parent_path());

@@ -116,7 +116,7 @@ void apply_log_level(const command_line& cl, const app::app_config& cfg) {
 
 /** SIGHUP: re-reads the configuration file and applies what can change under running sessions:
     the password file, the filters (for new sessions), the TLS certificates (for new
-    handshakes) and the log level. A file that does not load, or a password file or certificate
+    handshakes), the log level and the trace levels. A file that does not load, or a password file or certificate
     that does not, is refused as a whole with a message; the configuration in force stays. */
 void reload(const command_line& cl, net::shard_set& shards, router::session_router& glacier2) {
     spdlog::info("SIGHUP: reloading the configuration");
@@ -129,8 +129,8 @@ void reload(const command_line& cl, net::shard_set& shards, router::session_rout
         glacier2.reload(fresh.router);
         if (tls) shards.install_tls(std::move(tls));
         apply_log_level(cl, fresh);
-        spdlog::info("reloaded {}: password file, filters, session limits and login back-off, TLS certificates "
-                     "and log level; other keys take effect at the next start",
+        spdlog::info("reloaded {}: password file, filters, session limits and login back-off, TLS certificates, "
+                     "log level and trace levels; other keys take effect at the next start",
                      fresh.source);
     } catch (const std::exception& e) {
         spdlog::error("reload refused, the configuration in force stays: {}", e.what());

@@ -1,6 +1,8 @@
 // Reading the topic service's keys (see config.hpp).
 #include <moraine/icestorm/config.hpp>
 
+#include "config_keys.hpp"
+
 namespace moraine::icestorm {
 
 namespace {
@@ -76,6 +78,7 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
         warnings.push_back(p.file() +
                            ": topic service off: it needs both IceStorm.TopicManager.Endpoints and "
                            "IceStorm.Publish.Endpoints");
+    detail::check_icestorm_keys(p, t.enabled, warnings);  // docs/properties.md
     return t;
 }
 

@@ -7,6 +7,7 @@
 #include <moraine/router/connection_context.hpp>
 #include <moraine/router/router_servant.hpp>
 #include <moraine/router/session_router.hpp>
+#include <moraine/router/trace.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
@@ -193,6 +194,10 @@ void client_connection::set_session(std::unique_ptr<session::session> s) {
     local_.router().session_opened();
     ++local_.metrics().sessions_created;
     spdlog::debug("session created for '{}' on shard {}", session_->user_id, home_.index());
+    if (local_.cfg().trace.session > 0) [[unlikely]] {
+        traced_address_ = peer_address();  // the socket may be gone when the session ends
+        trace_session(true, session_->user_id, traced_address_, session_->category, {});
+    }
 }
 
 void client_connection::destroy_session() {
@@ -204,6 +209,9 @@ void client_connection::destroy_session() {
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
+    if (local_.cfg().trace.session > 0) [[unlikely]]
+        trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
+                      session_->category, {});
     session_.reset();
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;

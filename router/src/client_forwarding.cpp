@@ -9,11 +9,13 @@
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/router/trace.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,8 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     const auto& cfg = local_.cfg();
     const protocol::proxy* target = session_->routes.find(r.id);
     if (!target) {
+        if (cfg.trace.client_reject > 1) [[unlikely]]
+            trace_reject(r, session_->user_id, "no routing-table entry (the client is told to add the proxy)");
         // The Ice client re-adds the proxy and retries when it sees operation ice_add_proxy.
         if (twoway) {
             protocol::byte_buffer out;
@@ -110,6 +114,8 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     if (!session_->filters.accepts_request(r.id, target->adapter_id)) {
+        if (cfg.trace.client_reject > 0) [[unlikely]]
+            trace_reject(r, session_->user_id, "refused by Glacier2.Filter.Category / Identity / AdapterId");
         if (twoway) {
             protocol::byte_buffer out;
             protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id,
@@ -120,6 +126,8 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     }
     const forward_options how = decide_forward(twoway, r.context, cfg.client_buffered, cfg.client_always_batch);
     warn_unknown_letters(how, warned_fwd_);
+    if (cfg.trace.client_request > 0) [[unlikely]]
+        trace_request(trace_direction::client, r, how, session_->user_id);
     // A twoway forwarded as oneway, batch or datagram is answered at once, with an empty OK.
     if (twoway && !how.is_twoway()) enqueue(reply_void(r.request_id, r.params.encoding));
     if (how.is_datagram()) {
@@ -155,7 +163,11 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         send_request(std::move(q));
         return;
     }
-    if (requests_.add(std::move(q))) ++local_.metrics().requests_overridden;
+    if (requests_.add(std::move(q))) {
+        ++local_.metrics().requests_overridden;
+        if (cfg.trace.client_override > 0) [[unlikely]]
+            trace_override(trace_direction::client, r);
+    }
     // A full queue leaves at once, hold or not; small ones wait for the end of the turn.
     if (requests_.bytes() >= home_.cfg().connection_queue_high) flush_requests();
     else schedule_flush(request_timing_, &client_connection::flush_requests);
@@ -208,7 +220,17 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
         send_callback(std::move(q));
         return;
     }
-    if (queued_callbacks_.add(std::move(q))) ++local_.metrics().callbacks_overridden;
+    // The request is decoded again only for the trace line: the message is all that travels here.
+    const bool trace = local_.cfg().trace.server_override > 0;
+    std::optional<protocol::byte_buffer> copy;
+    if (trace) [[unlikely]]
+        copy = q.message;
+    if (queued_callbacks_.add(std::move(q))) {
+        ++local_.metrics().callbacks_overridden;
+        if (copy) [[unlikely]]
+            if (auto r = protocol::decode_request(protocol::byte_view(*copy).subspan(protocol::header_size)))
+                trace_override(trace_direction::server, *r);
+    }
     if (queued_callbacks_.bytes() > home_.cfg().connection_queue_max) {
         ++home_.metrics().slow_consumers_closed;
         close(close_reason::slow_consumer, "slow consumer: buffered callbacks over the queue limit");

@@ -3,6 +3,7 @@
 #include <moraine/router/config.hpp>
 
 #include "config_common.hpp"
+#include "glacier2_key_status.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -34,38 +35,35 @@ constexpr std::string_view glacier2_keys[] = {
     "Glacier2.Filter.Address.Accept",
     "Glacier2.Filter.Address.Reject",
     "Glacier2.Filter.ProxySizeMax",
+    "Glacier2.Trace.RoutingTable",
+    "Glacier2.Trace.Session",
+    "Glacier2.Client.Trace.Request",
+    "Glacier2.Client.Trace.Override",
+    "Glacier2.Client.Trace.Reject",
+    "Glacier2.Server.Trace.Request",
+    "Glacier2.Server.Trace.Override",
 };
 
 // Per-direction settings after "Glacier2.Client." / "Glacier2.Server.".
 constexpr std::string_view direction_keys[] = {"Buffered", "AlwaysBatch", "ForwardContext", "SleepTime"};
 
-// Object adapter properties (the client and server endpoints are adapters in glacier2router).
-constexpr std::string_view adapter_keys[] = {"AdapterId",   "Endpoints", "PublishedEndpoints", "ReplicaGroupId",
-                                             "ProxyOptions", "MessageSizeMax", "Locator", "Router"};
-constexpr std::string_view adapter_prefixes[] = {"ACM.", "ThreadPool.", "Locator.", "Router."};
-
-// Proxy-valued properties; their sub-properties (.Context.*, .InvocationTimeout, ...) configure
-// the proxy and are accepted as they are.
-constexpr std::string_view proxy_keys[] = {"Glacier2.PermissionsVerifier.", "Glacier2.SSLPermissionsVerifier.",
-                                           "Glacier2.SessionManager.", "Glacier2.SSLSessionManager."};
+// Object adapter properties Moraine reads (or, for MessageSizeMax, warns about by itself); the
+// others are no-ops named by glacier2_noop_reason.
+constexpr std::string_view adapter_keys[] = {"Endpoints", "PublishedEndpoints", "MessageSizeMax",
+                                             "ACM.Timeout", "ACM.Heartbeat", "ACM.Close"};
 
 template <std::size_t N>
 bool is_one_of(std::string_view s, const std::string_view (&list)[N]) {
     return std::find(std::begin(list), std::end(list), s) != std::end(list);
 }
 
-template <std::size_t N>
-bool starts_with_one_of(std::string_view s, const std::string_view (&list)[N]) {
-    return std::any_of(std::begin(list), std::end(list), [&](std::string_view p) { return s.starts_with(p); });
-}
-
-bool is_known_glacier2_key(std::string_view key) {
-    if (is_one_of(key, glacier2_keys) || starts_with_one_of(key, proxy_keys)) return true;
-    if (key.starts_with("Glacier2.Trace.") || key.find(".Trace.") != std::string_view::npos) return true;
+// Documented in Glacier2 3.7 (docs/properties.md), whether Moraine acts on it or not.
+bool is_known_glacier2_key(std::string_view key, std::string_view value) {
+    if (is_one_of(key, glacier2_keys) || detail::glacier2_noop_reason(key, value)) return true;
     for (std::string_view direction : {"Glacier2.Client.", "Glacier2.Server."}) {
         if (!key.starts_with(direction)) continue;
         std::string_view rest = key.substr(direction.size());
-        return is_one_of(rest, direction_keys) || is_one_of(rest, adapter_keys) || starts_with_one_of(rest, adapter_prefixes);
+        return is_one_of(rest, direction_keys) || is_one_of(rest, adapter_keys);
     }
     return false;
 }
@@ -188,16 +186,37 @@ void read_filters(const property_file& p, config& cfg) {
     p.read_int("Glacier2.Filter.ProxySizeMax", 0, INT_MAX, f.proxy_size_max);
 }
 
+// Trace levels (docs/properties.md); any value above 0 turns a category on.
+void read_trace(const property_file& p, config& cfg) {
+    auto& t = cfg.trace;
+    p.read_int("Glacier2.Client.Trace.Request", 0, INT_MAX, t.client_request);
+    p.read_int("Glacier2.Client.Trace.Override", 0, INT_MAX, t.client_override);
+    p.read_int("Glacier2.Client.Trace.Reject", 0, INT_MAX, t.client_reject);
+    p.read_int("Glacier2.Server.Trace.Request", 0, INT_MAX, t.server_request);
+    p.read_int("Glacier2.Server.Trace.Override", 0, INT_MAX, t.server_override);
+    p.read_int("Glacier2.Trace.RoutingTable", 0, INT_MAX, t.routing_table);
+    p.read_int("Glacier2.Trace.Session", 0, INT_MAX, t.session);
+}
+
 void warn(std::vector<std::string>& warnings, const property_file& p, std::string_view key, const std::string& why) {
     warnings.push_back(p.at(key) + ": " + std::string(key) + ": " + why);
+}
+
+// Keys that would be a silent hole in security: refused (docs/properties.md).
+void refuse_keys(const property_file& p) {
+    for (const auto& [key, value] : p.all())
+        if (auto why = detail::glacier2_refusal(key)) throw config_error(p.at(key), key, *why);
 }
 
 // Unknown Glacier2.* keys are likely typos; known ones Moraine does not act on are named too, so
 // nobody relies on them unawares. Ice.*, IceStorm.* and other keys belong to other components.
 void warn_about_keys(const property_file& p, const config& cfg, std::vector<std::string>& warnings) {
     for (const auto& [key, value] : p.all()) {
-        if (key.starts_with("Glacier2.") && !is_known_glacier2_key(key))
+        if (!key.starts_with("Glacier2.")) continue;
+        if (!is_known_glacier2_key(key, value.value))
             warn(warnings, p, key, "unknown property, ignored");
+        else if (auto why = detail::glacier2_noop_reason(key, value.value))
+            warn(warnings, p, key, "accepted, has no effect in Moraine (" + *why + ")");
     }
     // Batching and the hold act only on a buffered direction.
     for (const auto& [direction, buffered] : {std::pair{"Glacier2.Client.", cfg.client_buffered},
@@ -210,7 +229,9 @@ void warn_about_keys(const property_file& p, const config& cfg, std::vector<std:
         }
     }
     for (std::string_view key : {"Glacier2.Client.MessageSizeMax", "Glacier2.Server.MessageSizeMax"}) {
-        if (p.find(key)) warn(warnings, p, key, "not supported by Moraine, ignored (Ice.MessageSizeMax applies)");
+        if (p.find(key))
+            warn(warnings, p, key,
+                 "accepted, has no effect in Moraine (one limit for every connection: Ice.MessageSizeMax)");
     }
 }
 
@@ -218,12 +239,14 @@ void warn_about_keys(const property_file& p, const config& cfg, std::vector<std:
 
 config read_config(const property_file& p, std::vector<std::string>& warnings) {
     config cfg;
+    refuse_keys(p);
     read_endpoints(p, cfg);  // first: instance_name is needed to recognise NullPermissionsVerifier
     read_forwarding(p, cfg);
     read_timeouts(p, cfg);
     read_admission(p, cfg);
     read_auth(p, cfg, warnings);
     read_filters(p, cfg);
+    read_trace(p, cfg);
     warn_about_keys(p, cfg, warnings);
     return cfg;
 }

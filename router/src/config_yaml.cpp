@@ -126,6 +126,19 @@ void read_filters(yaml_section s, config& cfg) {
     s.finish();
 }
 
+// `trace:` levels, named after the Glacier2 properties (conf/moraine.yaml).
+void read_trace(yaml_section s, config& cfg) {
+    auto& t = cfg.trace;
+    s.read_int("client_request", 0, INT_MAX, t.client_request);
+    s.read_int("client_override", 0, INT_MAX, t.client_override);
+    s.read_int("client_reject", 0, INT_MAX, t.client_reject);
+    s.read_int("server_request", 0, INT_MAX, t.server_request);
+    s.read_int("server_override", 0, INT_MAX, t.server_override);
+    s.read_int("routing_table", 0, INT_MAX, t.routing_table);
+    s.read_int("session", 0, INT_MAX, t.session);
+    s.finish();
+}
+
 }  // namespace
 
 config read_config(yaml_section& root, const std::filesystem::path& dir) {
@@ -142,6 +155,7 @@ config read_config(yaml_section& root, const std::filesystem::path& dir) {
     read_server(root.section("server"), cfg);
     read_auth(root.section("auth"), cfg, dir);
     read_filters(root.section("filters"), cfg);
+    read_trace(root.section("trace"), cfg);
     return cfg;
 }
 

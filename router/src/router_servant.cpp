@@ -10,6 +10,7 @@
 #include <moraine/net/local_reply.hpp>
 #include <moraine/router/session_factory.hpp>
 #include <moraine/router/session_router.hpp>
+#include <moraine/router/trace.hpp>
 #include <moraine/net/shard.hpp>
 
 #include <spdlog/spdlog.h>
@@ -122,12 +123,20 @@ void add_proxies(const call& k) {
     auto& s = *k.c.current_session();
     for (const auto& p : proxies) {
         if (!p.is_nil() && !s.filters.accepts_proxy(p)) {
+            if (k.cfg.trace.client_reject > 0) [[unlikely]]
+                trace_reject_proxy(p, s.user_id,
+                                   "refused by Glacier2.Filter.Address / ProxySizeMax; connection closed");
             // Glacier2 answers a rejected proxy by dropping the connection (vector filter-address-reject).
             k.c.close(close_reason::policy, "addProxies: proxy rejected by Glacier2.Filter.Address / ProxySizeMax");
             return;
         }
     }
     const auto evicted = s.routes.add(proxies);
+    if (k.cfg.trace.routing_table > 0) [[unlikely]] {
+        for (const auto& p : proxies)
+            if (!p.is_nil()) trace_routing_table(true, p, s.user_id);
+        for (const auto& p : evicted) trace_routing_table(false, p, s.user_id);
+    }
     k.ok([&](protocol::output_stream& os) {
         os.write_size(static_cast<std::int32_t>(evicted.size()));
         for (const auto& p : evicted) protocol::write_proxy(os, p);

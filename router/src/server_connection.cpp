@@ -8,6 +8,7 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/router/session_router.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/router/trace.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -58,6 +59,8 @@ void server_connection::route(const protocol::request_view& r) {
         return;
     }
     const forward_options how = decide_forward(twoway, r.context, cfg.server_buffered, cfg.server_always_batch);
+    if (cfg.trace.server_request > 0) [[unlikely]]
+        trace_request(trace_direction::server, r, how, {});
     if (twoway && !how.is_twoway()) {
         // Forwarded oneway, batched or as a datagram: the back end gets its empty OK at once, as
         // from Glacier2.

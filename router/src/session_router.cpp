@@ -43,6 +43,7 @@ void session_router::reload(const config& fresh) {
     auto next = std::make_shared<config>(*cfg_);
     next->filters = fresh.filters;
     next->admission = fresh.admission;
+    next->trace = fresh.trace;  // connections read the levels per request: effective at once
     std::shared_ptr<const session::crypt_password_file> passwords;
     if (next->auth == auth_mode::crypt_file) {
         // The path as configured now; a bad file throws here, before anything changes.

@@ -22,6 +22,7 @@ In glacier2router the hold belongs to one thread per direction, shared by all se
 holds per session. The scenarios give both the same result, since they run one at a time.
 """
 import contextlib
+import re
 import time
 import uuid
 
@@ -48,10 +49,12 @@ def _base(env):
 
 
 def buffered_router(env):
-    """Buffered both ways (the default, written out), SleepTime 400 ms both ways."""
+    """Buffered both ways (the default, written out), SleepTime 400 ms both ways; overrides traced
+    (Glacier2.Client/Server.Trace.Override, checked by the _ovrd scenarios)."""
     props = _base(env)
     props.update({"Glacier2.Client.Buffered": "1", "Glacier2.Server.Buffered": "1",
-                  "Glacier2.Client.SleepTime": str(SLEEP_MS), "Glacier2.Server.SleepTime": str(SLEEP_MS)})
+                  "Glacier2.Client.SleepTime": str(SLEEP_MS), "Glacier2.Server.SleepTime": str(SLEEP_MS),
+                  "Glacier2.Client.Trace.Override": "1", "Glacier2.Server.Trace.Override": "1"})
     return env.router("buffered", props)
 
 
@@ -73,6 +76,22 @@ def unbuffered_router(env):
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
+
+def override_traces(env, router, client):
+    """How many overrides of `note` (client: Glacier2.Client.Trace.Override) or of callback
+    `ping` (Glacier2.Server.Trace.Override) the router has logged so far. glacier2router 3.7.8
+    writes `routing override` / `reverse routing override` entries with `operation = ...`
+    (observed); moraine-router `[Glacier2.Client.Trace.Override] ... operation '...'` lines."""
+    router.proc.log.flush()
+    with open(router.proc.log_path, errors="replace") as f:
+        text = f.read()
+    op = "note" if client else "ping"
+    if env.is_glacier2:
+        entry = r"Glacier2: %srouting override\n[^\n]*\n   operation = %s\n" % ("" if client else "reverse ", op)
+    else:
+        entry = r"\[Glacier2\.%s\.Trace\.Override\][^\n]*operation '%s'" % ("Client" if client else "Server", op)
+    return len(re.findall(entry, text))
+
 
 def tag(prefix):
     """A unique note/ping prefix: scenarios share one back end."""
@@ -267,9 +286,11 @@ def buffered_large_batch(env):
 
 @scenario
 def buffered_client_override(env):
-    """_ovrd: a queued oneway is replaced by a newer one with the same _ovrd value and proxy."""
+    """_ovrd: a queued oneway is replaced by a newer one with the same _ovrd value and proxy;
+    each replacement is logged (Glacier2.Client.Trace.Override)."""
     router = buffered_router(env)
     prefix = tag("ovrd")
+    traced = override_traces(env, router, True)
     with primed_client(env, router, "slowhello") as (tap, ic, hello):  # its note() takes 20 ms
         ow = hello.ice_oneway()
         ow.note(prefix + "0", {"_ovrd": "k"})
@@ -287,6 +308,10 @@ def buffered_client_override(env):
         reqs = note_requests(tap)
         check([(m.type, m.request_id) for m in reqs] == [(REQUEST, 0), (REQUEST, 0)],
               "router -> back end notes: %s, expected 2 oneway requests" % wire(tap))
+        traced = override_traces(env, router, True) - traced
+        check(traced == BURST - 2, "Glacier2.Client.Trace.Override: %d overrides logged, expected %d"
+              % (traced, BURST - 2))
+        return "back end got the first and the last of %d; %d overrides traced" % (BURST, traced)
 
 
 @scenario
@@ -433,9 +458,10 @@ def buffered_callback_batch(env):
 @scenario
 def buffered_callback_override(env):
     """_ovrd on oneway callbacks: the first one, then 99 more in one hold: the client gets the
-    first and the last."""
+    first and the last; each replacement is logged (Glacier2.Server.Trace.Override)."""
     router = buffered_router(env)
     first, rest = tag("covrd-a"), tag("covrd-b")
+    traced = override_traces(env, router, False)
     with callback_setup(env, router) as side:
         tap, cb, servant, backend = side.tap, side.cb, side.servant, side.backend
         callback_primer(backend, cb, servant)
@@ -451,6 +477,10 @@ def buffered_callback_override(env):
         reqs = ping_requests(tap)
         check([(m.type, m.request_id == 0) for m in reqs] == [(REQUEST, False), (REQUEST, True), (REQUEST, True)],
               "router -> client: %s, expected the primer and 2 oneways" % callback_wire(tap))
+        traced = override_traces(env, router, False) - traced
+        check(traced == BURST - 2, "Glacier2.Server.Trace.Override: %d overrides logged, expected %d"
+              % (traced, BURST - 2))
+        return "client got the first and the last of %d; %d overrides traced" % (BURST, traced)
 
 
 @scenario

@@ -11,6 +11,10 @@ names what is wrong (the key, and the value or file where it matters). Certifica
 with the `openssl` command (tls_certs.py). One line per case, `PASS|FAIL name seconds reason`;
 the exit status is 1 if any case failed. The `control` case checks that the base configuration
 the other cases alter is accepted (the router is still running after 1 s; it is then stopped).
+Cases that must start (`control`, `noop_keys_warned`) are checked the same way, and their
+expectations are then looked for in what the router wrote by then: documented keys Moraine
+accepts without acting on them each get one start-up warning naming file, line and key
+(docs/properties.md).
 """
 import argparse
 import ctypes
@@ -87,31 +91,60 @@ class Cases:
     def yaml(self, name, text):
         return ["--config", write(os.path.join(self.d, name + ".yaml"), [text])]
 
+    def noop_keys(self):
+        """(argv, expectations): a file with one no-op key of each kind, and the warning each must get."""
+        keys = {"Glacier2.Client.ThreadPool.Size": "4",
+                "Glacier2.PermissionsVerifier.InvocationTimeout": "5000",
+                "Glacier2.Server.ACM.Timeout": "30",
+                "Glacier2.Client.MessageSizeMax": "2048",
+                "IceStorm.TopicManager.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                "IceStorm.Publish.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                "IceStorm.Transient": "1",
+                "IceStorm.Flush.Timeout": "500",
+                "IceStorm.LMDB.Path": "db",
+                "IceStorm.Trace.Topic": "1"}
+        argv = self.ice("noop-keys", keys)
+        path = re.escape(argv[1])
+        # The file's lines are the keys in sorted order (see ice()), so each line number is known.
+        lines = sorted(list(keys) + ["Glacier2.InstanceName", "Glacier2.Client.Endpoints", "Glacier2.CryptPasswords"])
+        expect = [(k, r"%s:%d: %s: accepted, has no effect in Moraine \(" % (path, lines.index(k) + 1, re.escape(k)))
+                  for k in keys if not k.endswith("Endpoints") and k != "IceStorm.Transient"]
+        return argv, expect
+
     def all(self):
-        """[(name, argv, [(description, regex that stderr must match)])]; an empty list of
-        expectations means the router must start and keep running."""
+        """[(name, argv, [(description, regex that stderr must match)], must_run)]; must_run: the
+        router must start and keep running (its output is then checked), else it must refuse."""
         word = lambda w: (w, r"(?<![\w.])" + re.escape(w) + r"(?![\w])")  # noqa: E731
         return [
-            ("control", self.ice("control", {}), []),
+            ("control", self.ice("control", {}), [], True),
+            ("noop_keys_warned",) + self.noop_keys() + (True,),
+            ("icestorm_replication",
+             self.ice("replication", {"IceStorm.TopicManager.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                                      "IceStorm.Publish.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                                      "IceStorm.Nodes.1": "IceStorm1/node:tcp -h %s -p %d" % (HOST, free_port())}),
+             [word("IceStorm.Nodes.1"), ("replication", "replication is not supported")], False),
+            ("removed_category_filter",
+             self.ice("allow-categories", {"Glacier2.AllowCategories": "public"}),
+             [word("Glacier2.AllowCategories"), word("Glacier2.Filter.Category.Accept")], False),
             ("ssl_without_certfile",
              self.ice("ssl-no-certfile", {**self.ssl_client(), **self.icessl(CertFile=None, KeyFile=None)}),
-             [word("IceSSL.CertFile")]),
+             [word("IceSSL.CertFile")], False),
             ("udp_endpoint",
              self.ice("udp", {"Glacier2.Client.Endpoints": "udp -h %s -p %d" % (HOST, free_port())}),
-             [word("udp"), word("Glacier2.Client.Endpoints")]),
+             [word("udp"), word("Glacier2.Client.Endpoints")], False),
             ("wss_without_certfile",
              self.ice("wss-no-certfile", {"Glacier2.Client.Endpoints": "wss -h %s -p %d" % (HOST, free_port())}),
-             [word("IceSSL.CertFile"), word("wss")]),
+             [word("IceSSL.CertFile"), word("wss")], False),
             ("missing_keyfile",
              self.ice("missing-keyfile", {**self.ssl_client(), **self.icessl(KeyFile="no_such_key.pem")}),
-             [word("IceSSL.KeyFile"), word("no_such_key.pem")]),
+             [word("IceSSL.KeyFile"), word("no_such_key.pem")], False),
             ("yaml_ssl_without_tls",
              self.yaml("ssl-no-tls", 'client: {endpoints: "ssl -h %s -p %d"}' % (HOST, free_port())),
-             [word("tls.cert_file")]),
+             [word("tls.cert_file")], False),
             ("wrong_key_password",
              self.ice("wrong-password", {**self.ssl_client(),
                                          **self.icessl(KeyFile="encrypted_key.pem", Password="wrong-password")}),
-             [word("IceSSL.Password")]),
+             [word("IceSSL.Password")], False),
         ]
 
 
@@ -120,11 +153,12 @@ def tail(text, lines=6):
     return " | ".join(text.splitlines()[-lines:]) if text else "(nothing)"
 
 
-def run_case(binary, argv, expect, timeout, cwd):
+def run_case(name, binary, argv, expect, must_run, timeout, cwd):
     """(ok, reason)."""
     cmd = [binary] + argv
-    if not expect:  # control: must keep running
-        with open(os.path.join(cwd, "control.log"), "w") as log:
+    if must_run:
+        log_path = os.path.join(cwd, name + ".log")
+        with open(log_path, "w") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
                                     preexec_fn=_die_with_parent)
             try:
@@ -138,9 +172,16 @@ def run_case(binary, argv, expect, timeout, cwd):
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(5)
-                return True, "still running after 1 s (stopped)"
-        with open(os.path.join(cwd, "control.log"), errors="replace") as f:
-            return False, "exited with %s within 1 s: %s" % (rc, tail(f.read()))
+        with open(log_path, errors="replace") as f:
+            text = f.read()
+        if rc is not None:
+            return False, "exited with %s within 1 s: %s" % (rc, tail(text))
+        missing = [what for what, regex in expect if not re.search(regex, text)]
+        if missing:
+            return False, "started, but its output does not name %s: %s" % (
+                " and ".join(repr(m) for m in missing), tail(text, 12))
+        return True, "still running after 1 s (stopped)%s" % (
+            "; %d warnings as expected" % len(expect) if expect else "")
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
                              stdin=subprocess.DEVNULL, cwd=cwd, preexec_fn=_die_with_parent)
@@ -176,9 +217,9 @@ def main():
             print("FAIL setup: %s" % e, flush=True)
             failed.append("setup")
             cases = []
-        for name, argv, expect in cases:
+        for name, argv, expect, must_run in cases:
             start = time.monotonic()
-            ok, reason = run_case(binary, argv, expect, args.timeout, d)
+            ok, reason = run_case(name, binary, argv, expect, must_run, args.timeout, d)
             print("%s %-22s %4.1fs %s" % ("PASS" if ok else "FAIL", name, time.monotonic() - start, reason),
                   flush=True)
             if not ok:

@@ -56,7 +56,9 @@ delivery_limits delivery_limits_of(const topics_config& t) noexcept;
     IceStorm.Publish.(Published)Endpoints, IceStorm.Send.Timeout, IceStorm.Discard.Interval,
     IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, and Moraine.Topics.Upstream.{TopicManager, Topics,
     LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
-    set; one alone is reported in `warnings`. @throws config_error (bad endpoint, bad upstream, a delivery key out of range or an unknown policy). */
+    set; one alone is reported in `warnings`, as are the other IceStorm.* keys Moraine accepts
+    without acting on them (docs/properties.md). @throws config_error (bad endpoint, bad
+    upstream, a delivery key out of range or an unknown policy, an IceStorm replication key). */
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings);
 
 /** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it).

@@ -129,6 +129,7 @@ private:
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
+    std::string traced_address_;  // the client's address, kept for Glacier2.Trace.Session only
     request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
     request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
     flush_timing request_timing_;

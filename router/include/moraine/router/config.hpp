@@ -4,6 +4,7 @@
 #include <moraine/net/property_file.hpp>
 #include <moraine/net/yaml_section.hpp>
 #include <moraine/protocol/endpoint.hpp>
+#include <moraine/router/trace.hpp>
 #include <moraine/session/admission.hpp>
 #include <moraine/session/filter_set.hpp>
 
@@ -67,7 +68,8 @@ struct config {
     std::string ssl_session_manager;      ///< Glacier2.SSLSessionManager proxy string; empty = a nil Session*
 
     session::filter_config filters;
-    session::admission_limits admission;  ///< session limit, set-up rate and login back-off (YAML session.*, Moraine.Limits.*)
+    session::admission_limits admission;
+    trace_levels trace;                   ///< Glacier2.*Trace.* / YAML `trace:`: log categories, all off by default  ///< session limit, set-up rate and login back-off (YAML session.*, Moraine.Limits.*)
 
     /// heartbeat_interval_ms with its default resolved (ms; 0 = no heartbeats).
     int heartbeat_interval() const noexcept {
@@ -84,7 +86,7 @@ struct config {
 config read_config(const net::property_file& p, std::vector<std::string>& warnings);
 
 /** Reads the router's keys from the top level of Moraine's YAML (instance_name,
-    return_client_proxy, add_connection_context, session, client, server, auth, filters);
+    return_client_proxy, add_connection_context, session, client, server, auth, filters, trace);
     conf/moraine.yaml documents them. Relative paths are relative to `dir`. Other sections are
     left to their readers. @throws config_error naming the file, line and key path. */
 config read_config(net::yaml_section& root, const std::filesystem::path& dir);
