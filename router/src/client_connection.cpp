@@ -122,7 +122,7 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 
 std::size_t client_connection::in_flight() const noexcept {
     return callbacks_.size() + (requests_.empty() ? 0 : 1) + (queued_callbacks_.empty() ? 0 : 1) +
-           (creating_session ? 1 : 0);
+           (creating_session ? 1 : 0) + resolving_;
 }
 
 std::int32_t client_connection::next_callback_id() noexcept {

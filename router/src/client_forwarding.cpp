@@ -130,6 +130,12 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         warned_fwd_ = true;
         return;
     }
+    // An indirect proxy (object@adapter, well-known object) first goes through the locator
+    // (client_indirect.cpp); without one configured it has no endpoint, as in Ice.
+    if (target->endpoints.empty() && home_.resolver()) {
+        forward_indirect(r, *target, how, compression);
+        return;
+    }
     std::string failure;
     auto backend = home_.backends().get(*target, failure, how.secure);
     if (!backend) {
@@ -138,12 +144,7 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     queued_request q;
-    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (1 and 2
-    // both add the entries to createSession*'s verifier and session manager calls: session_factory.cpp).
-    if (cfg.add_connection_context == 1)
-        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context, connection_context());
-    else
-        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context);
+    q.message = forwarded_message(r);
     q.how = how;
     q.client_request_id = twoway && how.is_twoway() ? r.request_id : 0;
     q.compression = compression;
@@ -151,7 +152,23 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, backend->key());
     q.backend = std::move(backend);
     ++local_.metrics().requests_forwarded;
-    if (!cfg.client_buffered) {
+    send_or_queue(std::move(q));
+}
+
+protocol::byte_buffer client_connection::forwarded_message(const protocol::request_view& r) {
+    const auto& cfg = local_.cfg();
+    protocol::byte_buffer message;
+    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (1 and 2
+    // both add the entries to createSession*'s verifier and session manager calls: session_factory.cpp).
+    if (cfg.add_connection_context == 1)
+        protocol::write_request_message(message, 0, r, cfg.client_forward_context, connection_context());
+    else
+        protocol::write_request_message(message, 0, r, cfg.client_forward_context);
+    return message;
+}
+
+void client_connection::send_or_queue(queued_request q) {
+    if (!local_.cfg().client_buffered) {
         send_request(std::move(q));
         return;
     }
@@ -162,6 +179,12 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
 }
 
 void client_connection::send_request(queued_request q) {
+    // A twoway to a resolved indirect proxy whose connection is still being made keeps a way
+    // back to the locator, should the connection fail (client_indirect.cpp).
+    if (q.indirect && !q.resolved_again && q.client_request_id != 0 && !q.backend->validated()) {
+        send_retriable(std::move(q));
+        return;
+    }
     auto& backend = *q.backend;
     const auto result = backend.forward_message(std::move(q.message), q.how.is_twoway(), shared(),
                                                 q.client_request_id, q.compression, q.how.compress);

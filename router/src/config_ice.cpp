@@ -214,6 +214,23 @@ void warn_about_keys(const property_file& p, const config& cfg, std::vector<std:
     }
 }
 
+// The verifier and session manager proxies are resolved, when indirect, through the runtime's
+// one locator (Ice.Default.Locator, docs/glacier2.md §9): a locator of their own cannot be
+// honoured and stops start-up; their own cache timeout is not applied, which is said.
+void check_proxy_locators(const property_file& p, std::vector<std::string>& warnings) {
+    const std::string* common = p.find("Ice.Default.Locator");
+    for (std::string_view base : {"Glacier2.PermissionsVerifier", "Glacier2.SSLPermissionsVerifier",
+                                  "Glacier2.SessionManager", "Glacier2.SSLSessionManager"}) {
+        const std::string locator = std::string(base) + ".Locator";
+        if (const std::string* v = p.find(locator); v && (!common || *v != *common))
+            throw config_error(p.at(locator), locator,
+                               "a locator of its own is not supported: Moraine resolves indirect proxies through "
+                               "Ice.Default.Locator (set that to '" + *v + "')");
+        const std::string timeout = std::string(base) + ".LocatorCacheTimeout";
+        if (p.find(timeout)) warn(warnings, p, timeout, "not supported, Ice.Default.LocatorCacheTimeout applies");
+    }
+}
+
 }  // namespace
 
 config read_config(const property_file& p, std::vector<std::string>& warnings) {
@@ -225,6 +242,7 @@ config read_config(const property_file& p, std::vector<std::string>& warnings) {
     read_auth(p, cfg, warnings);
     read_filters(p, cfg);
     warn_about_keys(p, cfg, warnings);
+    check_proxy_locators(p, warnings);
     return cfg;
 }
 

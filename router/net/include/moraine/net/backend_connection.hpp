@@ -66,6 +66,9 @@ public:
     void add_paused_feeder(std::weak_ptr<ice_connection> c) { paused_feeders_.push_back(std::move(c)); }
 
     const std::string& key() const noexcept { return key_; }
+    /// The back end's validate connection arrived: requests may have been written. Until then
+    /// nothing was sent, so a request failed on this connection can be sent elsewhere safely.
+    bool validated() const noexcept { return validated_; }
     /// Twoway requests sent and not yet answered.
     std::size_t in_flight() const noexcept { return pending_.size(); }
 

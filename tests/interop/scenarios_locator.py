@@ -1,0 +1,198 @@
+"""Indirect proxies through the router: a real IceGrid registry (icegridregistry 3.7.8, dynamic
+registration) as the router's Ice.Default.Locator, and Python back ends that register their
+adapter with it. Each scenario runs against both routers with the same property file
+(docs/glacier2.md §9)."""
+import os
+import signal
+import time
+
+import harness as H  # before Glacier2: see harness._import_glacier2
+import Ice  # noqa: E402
+import IceGrid  # noqa: E402
+from harness import Demo, check
+from scenarios import expect_raises, main_router, router_prx, scenario
+
+ADAPTER = "HelloAdapter"
+
+
+def start_registry(env, name="icegrid"):
+    """Starts icegridregistry once per name: dynamic registration, client/server/internal
+    endpoints on free ports, its database in the suite's temp dir, admin sessions for anybody
+    (IceGrid/NullPermissionsVerifier). Returns the client endpoint's port (the locator's)."""
+    def starter():
+        client, server, internal = H.free_port(), H.free_port(), H.free_port()
+        db = os.path.join(env.dir, name + "-db")
+        os.makedirs(db, exist_ok=True)
+        cfg = os.path.join(env.dir, name + ".cfg")
+        H.write_properties(cfg, {
+            "IceGrid.InstanceName": "IceGrid",
+            "IceGrid.Registry.Client.Endpoints": H.endpoint(client),
+            "IceGrid.Registry.Server.Endpoints": H.endpoint(server),
+            "IceGrid.Registry.Internal.Endpoints": H.endpoint(internal),
+            "IceGrid.Registry.LMDB.Path": db,
+            "IceGrid.Registry.LMDB.MapSize": "10",
+            "IceGrid.Registry.DynamicRegistration": "1",
+            "IceGrid.Registry.PermissionsVerifier": "IceGrid/NullPermissionsVerifier",
+            "IceGrid.Registry.AdminPermissionsVerifier": "IceGrid/NullPermissionsVerifier",
+            "Ice.Warn.Connections": "0",
+        })
+        env.start_ready(name, ["/usr/bin/icegridregistry", "--Ice.Config=" + cfg],
+                        [(client, "IceGrid.Registry.Client.Endpoints")])
+        return client
+    return env.start_once(env._peers, "registry " + name, starter)
+
+
+def start_grid_backend(env, locator_port, adapter_id, name):
+    """A back end whose adapter `adapter_id` registers with the locator; returns (proc, port)."""
+    port = H.free_port()
+    proc = env.start_ready(name, [H.PYTHON, os.path.join(H.PEERS, "grid_backend.py"), str(port),
+                                  str(locator_port), adapter_id], [port])
+    return proc, port
+
+
+def grid_backend(env, locator_port):
+    """The shared back end of adapter HelloAdapter; its `greeter` is registered as a well-known object."""
+    def starter():
+        start_grid_backend(env, locator_port, ADAPTER, "grid-backend")
+        add_well_known(env, locator_port, "greeter@" + ADAPTER)
+        return True
+    return env.start_once(env._peers, "grid backend", starter)
+
+
+def add_well_known(env, locator_port, proxy):
+    """Registers `proxy` as a well-known object through an IceGrid admin session."""
+    with env.communicator() as ic:
+        registry = IceGrid.RegistryPrx.checkedCast(
+            ic.stringToProxy("IceGrid/Registry:" + H.endpoint(locator_port)))
+        session = registry.createAdminSession("admin", "anything")
+        try:
+            admin = session.getAdmin()
+            prx = ic.stringToProxy(proxy)
+            try:
+                admin.addObjectWithType(prx, "::Demo::Hello")
+            except IceGrid.ObjectExistsException:
+                admin.updateObject(prx)
+        finally:
+            session.destroy()
+
+
+def locator_router(env, locator_port, name="locator"):
+    return env.router(name, {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+                             "Ice.Default.Locator": "IceGrid/Locator:" + H.endpoint(locator_port)})
+
+
+def timed(fn):
+    start = time.monotonic()
+    result = fn()
+    return result, (time.monotonic() - start) * 1000.0
+
+
+def unknown_local_text(e):
+    return getattr(e, "unknown", "") or str(e)
+
+
+@scenario
+def locator_adapter_and_well_known(env):
+    """Ice.Default.Locator = a real IceGrid registry. A client calls, through the router,
+    `hello@HelloAdapter` (the router asks findAdapterById) and the well-known `greeter`
+    (findObjectById, which IceGrid answers with `greeter@HelloAdapter`): both reach the back end
+    that registered the adapter, and later calls reuse the resolution. (Distinct identities: a
+    routing table holds one proxy per identity.)"""
+    locator = start_registry(env)
+    grid_backend(env, locator)
+    router = locator_router(env, locator)
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        by_adapter = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+        reply, first_ms = timed(lambda: by_adapter.sayHello("adapter"))
+        check(reply == "hello adapter", "hello@%s answered %r" % (ADAPTER, reply))
+        well_known = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("greeter"))
+        reply, wk_ms = timed(lambda: well_known.sayHello("well-known"))
+        check(reply == "hello well-known", "well-known hello answered %r" % reply)
+        start = time.monotonic()
+        for i in range(50):
+            check(by_adapter.sayHello(str(i)) == "hello %d" % i, "call %d" % i)
+            check(well_known.sayHello(str(i)) == "hello %d" % i, "well-known call %d" % i)
+        cached_ms = (time.monotonic() - start) * 1000.0 / 100
+    return "hello@%s first call %.1f ms, well-known greeter first call %.1f ms, then %.2f ms per call" % (
+        ADAPTER, first_ms, wk_ms, cached_ms)
+
+
+@scenario
+def locator_backend_moved(env):
+    """The back end of an adapter stops and starts again on another port (registering the new
+    endpoints): the client's next call through the router still succeeds, the router asking the
+    locator again when the connection to the endpoints it had cached is refused."""
+    locator = start_registry(env)
+    router = locator_router(env, locator)
+    adapter = "MovingAdapter"
+    proc, port1 = start_grid_backend(env, locator, adapter, "moving-backend-1")
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + adapter))
+        check(hello.sayHello("before") == "hello before", "first call")
+        proc.popen.send_signal(signal.SIGKILL)  # no clean unregistration: the registry keeps the old endpoints
+        proc.popen.wait(5)
+        # The router notices the lost connection; the registry still names port1 until the new
+        # back end registers.
+        proc2, port2 = start_grid_backend(env, locator, adapter, "moving-backend-2")
+        check(port2 != port1, "the new back end got the same port")
+        reply, ms = timed(lambda: hello.sayHello("after"))
+        check(reply == "hello after", "call after the move answered %r" % reply)
+        proc2.stop()
+    return "back end moved from port %d to %d: next call OK in %.1f ms" % (port1, port2, ms)
+
+
+@scenario
+def locator_unknown_adapter(env):
+    """An adapter id and a well-known object the locator does not know: the client gets
+    UnknownLocalException with the text of Ice's NotRegisteredException (glacier2router's,
+    observed: `no object adapter with id `NoSuchAdapter' is registered`), the session stays
+    usable."""
+    locator = start_registry(env)
+    grid_backend(env, locator)
+    router = locator_router(env, locator)
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        ghost = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("ghost@NoSuchAdapter"))
+        e, ms = timed(lambda: expect_raises(Ice.UnknownLocalException, lambda: ghost.sayHello("x"),
+                                            "ghost@NoSuchAdapter"))
+        text = unknown_local_text(e)
+        check("NotRegisteredException" in text and "no object adapter with id `NoSuchAdapter' is registered" in text,
+              "unknown adapter: %r" % text)
+        nobody = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("nosuchobject"))
+        e2 = expect_raises(Ice.UnknownLocalException, lambda: nobody.sayHello("x"), "nosuchobject")
+        text2 = unknown_local_text(e2)
+        check("NotRegisteredException" in text2 and "no object with id `nosuchobject' is registered" in text2,
+              "unknown object: %r" % text2)
+        hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+        check(hello.sayHello("still") == "hello still", "the session after the failures")
+    return "unknown adapter -> UnknownLocalException in %.1f ms: %s" % (ms, " ".join(text.split()))
+
+
+@scenario
+def locator_unreachable(env):
+    """Ice.Default.Locator names a port nobody listens on: a call to an indirect proxy fails
+    with UnknownLocalException (the connection failure to the locator), the router goes on
+    serving direct proxies."""
+    router = env.router("locator-dead", {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+                                         "Ice.Default.Locator": "IceGrid/Locator:" + H.endpoint(H.free_port())})
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        ghost = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+        e, ms = timed(lambda: expect_raises(Ice.UnknownLocalException, lambda: ghost.sayHello("x"),
+                                            "hello@" + ADAPTER))
+        text = unknown_local_text(e)
+        check("ConnectionRefusedException" in text, "locator down: %r" % text)
+        direct = Demo.HelloPrx.uncheckedCast(ic.stringToProxy(env.hello_proxy("allowed/hello")))
+        check(direct.sayHello("direct") == "hello direct", "a direct proxy through the same router")
+    # Without any locator, an indirect proxy has no endpoint.
+    plain = main_router(env)
+    with env.communicator(plain) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        ghost = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+        none = unknown_local_text(expect_raises(Ice.UnknownLocalException, lambda: ghost.sayHello("x"),
+                                                "hello@%s without a locator" % ADAPTER))
+        check("NoEndpointException" in none, "no locator: %r" % none)
+    return "locator down -> UnknownLocalException in %.1f ms: %s; no locator: %s" % (
+        ms, " ".join(text.split()), " ".join(none.split()))
