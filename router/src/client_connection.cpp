@@ -186,6 +186,7 @@ void client_connection::destroy_session() {
     if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     session_.reset();
+    pinned_.clear();  // its routing table is gone: a new session's proxies resolve afresh
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }

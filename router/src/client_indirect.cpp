@@ -29,8 +29,19 @@ void client_connection::forward_indirect(const protocol::request_view& r, const 
     if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, where);
     // A copy: the routing-table entry may be evicted while the locator answers.
     q.indirect = std::make_shared<const protocol::proxy>(target);
+    if (!how.secure) {
+        auto it = pinned_.find(target.id);
+        if (it != pinned_.end() && it->second.adapter_id == target.adapter_id) {
+            if (auto c = it->second.connection.lock(); c && !c->closed()) {
+                q.backend = std::move(c);
+                ++local_.metrics().requests_forwarded;
+                send_or_queue(std::move(q));
+                return;
+            }
+        }
+    }
     auto& resolver = *home_.resolver();
-    if (const auto* endpoints = resolver.cached(target)) {
+    if (const auto endpoints = resolver.cached(target)) {
         forward_resolved(std::move(q), *endpoints);
         return;
     }
@@ -58,6 +69,11 @@ void client_connection::forward_resolved(queued_request q, const std::vector<pro
         if (q.client_request_id != 0) enqueue(reply_unknown_local(q.client_request_id, failure));
         else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*q.indirect), failure);
         return;
+    }
+    if (!q.how.secure) {
+        // Bounded like the routing table whose entries it follows; past that, start afresh.
+        if (pinned_.size() >= local_.cfg().routing_table_max && !pinned_.contains(q.indirect->id)) pinned_.clear();
+        pinned_.insert_or_assign(q.indirect->id, pinned_connection{q.indirect->adapter_id, backend});
     }
     q.backend = std::move(backend);
     if (!q.resolved_again) ++local_.metrics().requests_forwarded;  // once per request, retried or not

@@ -9,8 +9,9 @@ import time
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Ice  # noqa: E402
 import IceGrid  # noqa: E402
+import Glacier2  # noqa: E402
 from harness import Demo, check
-from scenarios import expect_raises, main_router, router_prx, scenario
+from scenarios import expect_raises, main_router, recorder, router_prx, scenario
 
 ADAPTER = "HelloAdapter"
 
@@ -59,7 +60,7 @@ def grid_backend(env, locator_port):
     return env.start_once(env._peers, "grid backend", starter)
 
 
-def add_well_known(env, locator_port, proxy):
+def add_well_known(env, locator_port, proxy, type_id="::Demo::Hello"):
     """Registers `proxy` as a well-known object through an IceGrid admin session."""
     with env.communicator() as ic:
         registry = IceGrid.RegistryPrx.checkedCast(
@@ -69,7 +70,7 @@ def add_well_known(env, locator_port, proxy):
             admin = session.getAdmin()
             prx = ic.stringToProxy(proxy)
             try:
-                admin.addObjectWithType(prx, "::Demo::Hello")
+                admin.addObjectWithType(prx, type_id)
             except IceGrid.ObjectExistsException:
                 admin.updateObject(prx)
         finally:
@@ -196,3 +197,70 @@ def locator_unreachable(env):
         check("NoEndpointException" in none, "no locator: %r" % none)
     return "locator down -> UnknownLocalException in %.1f ms: %s; no locator: %s" % (
         ms, " ".join(text.split()), " ".join(none.split()))
+
+
+@scenario
+def locator_indirect_verifier_and_manager(env):
+    """`Glacier2.PermissionsVerifier=verifier` and `Glacier2.SessionManager=manager`, well-known
+    objects that IceGrid maps to the verifier and session-manager peers (registered as direct
+    proxies): createSession is checked by the verifier (a wrong password is refused with its
+    reason) and the session comes from the manager, then a routed call by adapter id works."""
+    locator = start_registry(env)
+    grid_backend(env, locator)
+    vport, mport = env.peer("verifier"), env.peer("session_manager")
+    add_well_known(env, locator, "verifier:" + H.endpoint(vport), "::Glacier2::PermissionsVerifier")
+    add_well_known(env, locator, "manager:" + H.endpoint(mport), "::Glacier2::SessionManager")
+    router = env.router("locator-auth", {
+        "Glacier2.PermissionsVerifier": "verifier", "Glacier2.SessionManager": "manager",
+        "Glacier2.SessionTimeout": "30", "Ice.Default.Locator": "IceGrid/Locator:" + H.endpoint(locator)})
+    with env.communicator(router) as ic:
+        prx = router_prx(ic)
+        e = expect_raises(Glacier2.PermissionDeniedException, lambda: prx.createSession("gridwrong", "nope"),
+                          "a wrong password through the indirect verifier")
+        check(e.reason == "verifier refused gridwrong", "refusal reason %r" % e.reason)
+        session, ms = timed(lambda: prx.createSession("grid", "grid-ok"))
+        check(session is not None and session.ice_getIdentity().name == "grid",
+              "the manager's session: %s" % session)
+        hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+        check(hello.sayHello("auth") == "hello auth", "routed call after an indirect createSession")
+    with env.communicator() as plain:
+        created = [x for x in recorder(plain, mport).events() if x.startswith("create grid ")]
+    check(created, "the session manager saw no create for grid")
+    return "verifier and session manager found through the locator; createSession %.1f ms" % ms
+
+
+@scenario
+def locator_cache_timeout(env):
+    """`Ice.Default.LocatorCacheTimeout` -1 (default), 0 and 1, the router's locator reached
+    through a wire tap, counting the router's findAdapterById: a session makes 5 calls to
+    `hello@HelloAdapter` (one lookup: the connection, once made, is used again, as an Ice proxy
+    keeps its connection), then a second session (for timeout 1: 1.5 s later) makes one call: a
+    new proxy in the router needs a connection, and the cached answer is used only if still
+    fresh (-1: no new lookup; 0 and 1: a new one)."""
+    from wire_tap import WireTap
+    locator = start_registry(env)
+    grid_backend(env, locator)
+    expected = {"-1": (1, 1), "0": (1, 2), "1": (1, 2)}
+    seen = {}
+    for timeout in ("-1", "0", "1"):
+        with WireTap(locator, name="locator-tap") as tap:
+            router = env.router("locator-cache" + timeout, {
+                "Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+                "Ice.Default.Locator": "IceGrid/Locator:" + H.endpoint(tap.port),
+                "Ice.Default.LocatorCacheTimeout": timeout})
+            counts = []
+            for calls in (5, 1):
+                if counts and timeout == "1":
+                    time.sleep(1.5)  # past the 1 s timeout before the second session
+                with env.communicator(router) as ic:
+                    router_prx(ic).createSession("alice", "secret")
+                    hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+                    for i in range(calls):
+                        check(hello.sayHello(str(i)) == "hello %d" % i, "timeout %s: call %d" % (timeout, i))
+                    counts.append(len(tap.requests(tap.UP, "findAdapterById")))
+                    router_prx(ic).destroySession()
+            seen[timeout] = tuple(counts)
+    check(seen == expected, "findAdapterById after session 1 and session 2, by timeout: %s, expected %s"
+          % (seen, expected))
+    return "findAdapterById after a 5-call session / a second session: %s" % ", ".join(
+        "timeout %s: %d/%d" % (t, a, b) for t, (a, b) in seen.items())

@@ -22,16 +22,16 @@ void settle(Map& waiters, const Key& key, const std::vector<protocol::endpoint>*
 
 }  // namespace
 
-locator_resolver::locator_resolver(query_fn ask, int cache_timeout_s)
-    : ask_(std::move(ask)), cache_(cache_timeout_s) {}
+locator_resolver::locator_resolver(query_fn ask, std::shared_ptr<locator_cache> cache)
+    : ask_(std::move(ask)), cache_(std::move(cache)) {}
 
-const std::vector<protocol::endpoint>* locator_resolver::cached(const protocol::proxy& p) const {
-    return cache_.find(p, locator_cache::clock::now());
+std::optional<std::vector<protocol::endpoint>> locator_resolver::cached(const protocol::proxy& p) const {
+    return cache_->find(p, locator_cache::clock::now());
 }
 
 void locator_resolver::resolve(const protocol::proxy& p, resolved_handler done) {
-    if (const auto* eps = cached(p)) {
-        done(eps, {});
+    if (const auto eps = cached(p)) {
+        done(&*eps, {});
         return;
     }
     if (!p.adapter_id.empty()) resolve_adapter(p.adapter_id, std::move(done));
@@ -39,8 +39,8 @@ void locator_resolver::resolve(const protocol::proxy& p, resolved_handler done) 
 }
 
 void locator_resolver::resolve_adapter(const std::string& id, resolved_handler done) {
-    if (const auto* eps = cache_.adapter(id, locator_cache::clock::now())) {
-        done(eps, {});
+    if (const auto eps = cache_->adapter(id, locator_cache::clock::now())) {
+        done(&*eps, {});
         return;
     }
     auto [it, first] = adapter_waiters_.try_emplace(id);
@@ -60,13 +60,13 @@ void locator_resolver::resolve_adapter(const std::string& id, resolved_handler d
                  settle(adapter_waiters_, id, nullptr, answer.failure);
                  return;
              }
-             cache_.put_adapter(id, answer.proxy->endpoints, locator_cache::clock::now());
+             cache_->put_adapter(id, answer.proxy->endpoints, locator_cache::clock::now());
              settle(adapter_waiters_, id, &answer.proxy->endpoints, {});
          });
 }
 
 void locator_resolver::resolve_object(const protocol::identity& id, resolved_handler done) {
-    if (const auto* o = cache_.object(id, locator_cache::clock::now())) {
+    if (const auto o = cache_->object(id, locator_cache::clock::now())) {
         follow(*o, id, std::move(done));
         return;
     }
@@ -87,7 +87,7 @@ void locator_resolver::resolve_object(const protocol::identity& id, resolved_han
                  for (auto& h : handlers) h(nullptr, answer.failure);
                  return;
              }
-             cache_.put_object(id, *answer.proxy, locator_cache::clock::now());
+             cache_->put_object(id, *answer.proxy, locator_cache::clock::now());
              for (auto& h : handlers) follow(*answer.proxy, id, std::move(h));
          });
 }

@@ -32,7 +32,7 @@ shard::shard(shard_set& set, unsigned index, std::shared_ptr<const runtime_confi
     : set_(set), index_(index), cfg_(std::move(cfg)), backends_(std::make_unique<backend_pool>(*this)),
       scratch_(scratch_bytes) {
     if (cfg_->locator)
-        resolver_ = std::make_unique<locator_resolver>(invoke_locator(*this, *cfg_->locator), cfg_->locator_cache_timeout_s);
+        resolver_ = std::make_unique<locator_resolver>(invoke_locator(*this, *cfg_->locator), set.locator_answers());
 }
 
 shard::~shard() = default;

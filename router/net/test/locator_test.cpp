@@ -162,7 +162,7 @@ TEST(locator_cache, minus_one_keeps_forever) {
     net::locator_cache c(-1);
     const auto t0 = net::locator_cache::clock::now();
     c.put_adapter("A", {tcp(1)}, t0);
-    ASSERT_NE(c.adapter("A", t0 + std::chrono::hours(1000)), nullptr);
+    ASSERT_TRUE(c.adapter("A", t0 + std::chrono::hours(1000)));
 }
 
 TEST(locator_cache, zero_keeps_nothing) {
@@ -170,7 +170,7 @@ TEST(locator_cache, zero_keeps_nothing) {
     const auto t0 = net::locator_cache::clock::now();
     c.put_adapter("A", {tcp(1)}, t0);
     c.put_object(protocol::identity{"o", ""}, direct("o", 2), t0);
-    EXPECT_EQ(c.adapter("A", t0), nullptr);
+    EXPECT_FALSE(c.adapter("A", t0));
     EXPECT_EQ(c.size(), 0u);
 }
 
@@ -178,28 +178,28 @@ TEST(locator_cache, n_seconds_then_stale) {
     net::locator_cache c(5);
     const auto t0 = net::locator_cache::clock::now();
     c.put_adapter("A", {tcp(1)}, t0);
-    EXPECT_NE(c.adapter("A", t0 + std::chrono::seconds(5)), nullptr);
-    EXPECT_EQ(c.adapter("A", t0 + std::chrono::seconds(6)), nullptr);
+    EXPECT_TRUE(c.adapter("A", t0 + std::chrono::seconds(5)));
+    EXPECT_FALSE(c.adapter("A", t0 + std::chrono::seconds(6)));
 }
 
 TEST(locator_cache, well_known_object_follows_its_adapter_and_forget_drops_both) {
     net::locator_cache c(-1);
     const auto t0 = net::locator_cache::clock::now();
     c.put_object(protocol::identity{"hello", ""}, at_adapter("hello", "HelloAdapter"), t0);
-    EXPECT_EQ(c.find(well_known("hello"), t0), nullptr);  // the adapter is not known yet
+    EXPECT_FALSE(c.find(well_known("hello"), t0));  // the adapter is not known yet
     c.put_adapter("HelloAdapter", {tcp(7)}, t0);
-    const auto* eps = c.find(well_known("hello"), t0);
-    ASSERT_NE(eps, nullptr);
+    const auto eps = c.find(well_known("hello"), t0);
+    ASSERT_TRUE(eps);
     EXPECT_EQ(eps->at(0).port, 7);
-    EXPECT_NE(c.find(at_adapter("x", "HelloAdapter"), t0), nullptr);
-    EXPECT_EQ(c.find(direct("d", 1), t0), nullptr);  // a direct proxy needs no cache
+    EXPECT_TRUE(c.find(at_adapter("x", "HelloAdapter"), t0));
+    EXPECT_FALSE(c.find(direct("d", 1), t0));  // a direct proxy needs no cache
     c.forget(well_known("hello"));
     EXPECT_EQ(c.size(), 0u);
 }
 
 TEST(locator_resolver, asks_once_for_concurrent_resolutions_and_answers_in_order) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     std::vector<int> order;
     r.resolve(at_adapter("a", "HelloAdapter"), [&](auto* eps, auto) { order.push_back(eps ? 1 : -1); });
     r.resolve(at_adapter("b", "HelloAdapter"), [&](auto* eps, auto) { order.push_back(eps ? 2 : -2); });
@@ -214,12 +214,12 @@ TEST(locator_resolver, asks_once_for_concurrent_resolutions_and_answers_in_order
     EXPECT_TRUE(o.called);
     EXPECT_EQ(o.endpoints.at(0).port, 4000);
     EXPECT_TRUE(loc.calls.empty());
-    ASSERT_NE(r.cached(at_adapter("d", "HelloAdapter")), nullptr);
+    ASSERT_TRUE(r.cached(at_adapter("d", "HelloAdapter")));
 }
 
 TEST(locator_resolver, well_known_object_then_its_adapter) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     outcome o;
     r.resolve(well_known("hello"), o.handler());
     ASSERT_EQ(loc.calls.size(), 1u);
@@ -235,7 +235,7 @@ TEST(locator_resolver, well_known_object_then_its_adapter) {
 
 TEST(locator_resolver, well_known_object_may_be_direct) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     outcome o;
     r.resolve(well_known("hello"), o.handler());
     loc.answer_proxy(direct("hello", 6000));
@@ -245,7 +245,7 @@ TEST(locator_resolver, well_known_object_may_be_direct) {
 
 TEST(locator_resolver, unknown_adapter_is_not_cached_and_forget_asks_again) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     outcome o;
     r.resolve(at_adapter("x", "NoSuchAdapter"), o.handler());
     loc.answer(protocol::reply_status::user_exception, not_found_payload("::Ice::AdapterNotFoundException"));
@@ -256,12 +256,12 @@ TEST(locator_resolver, unknown_adapter_is_not_cached_and_forget_asks_again) {
     EXPECT_EQ(loc.calls.size(), 1u);  // asked again: no negative caching
     loc.answer_proxy(direct("dummy", 1));
     r.forget(at_adapter("x", "NoSuchAdapter"));
-    EXPECT_EQ(r.cached(at_adapter("x", "NoSuchAdapter")), nullptr);
+    EXPECT_FALSE(r.cached(at_adapter("x", "NoSuchAdapter")));
 }
 
 TEST(locator_resolver, an_adapter_answer_without_endpoints_is_not_registered) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     outcome o;
     r.resolve(at_adapter("x", "A"), o.handler());
     loc.answer_proxy(at_adapter("dummy", "B"));
@@ -271,7 +271,7 @@ TEST(locator_resolver, an_adapter_answer_without_endpoints_is_not_registered) {
 
 TEST(locator_resolver, locator_unreachable_fails_every_waiter_with_its_text) {
     fake_locator loc;
-    net::locator_resolver r(loc.fn(), -1);
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
     outcome a, b;
     r.resolve(well_known("w"), a.handler());
     r.resolve(well_known("w"), b.handler());
@@ -286,9 +286,32 @@ TEST(locator_resolver, answers_after_destruction_are_dropped) {
     fake_locator loc;
     outcome o;
     {
-        net::locator_resolver r(loc.fn(), -1);
+        net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(-1));
         r.resolve(at_adapter("x", "A"), o.handler());
     }
     loc.answer_proxy(direct("dummy", 1));
     EXPECT_FALSE(o.called);
+}
+
+TEST(locator_resolver, shards_share_the_answers) {
+    fake_locator loc;
+    auto cache = std::make_shared<net::locator_cache>(-1);
+    net::locator_resolver shard0(loc.fn(), cache), shard1(loc.fn(), cache);
+    outcome a, b;
+    shard0.resolve(at_adapter("x", "A"), a.handler());
+    loc.answer_proxy(direct("dummy", 9));
+    shard1.resolve(at_adapter("y", "A"), b.handler());
+    EXPECT_TRUE(loc.calls.empty());
+    EXPECT_EQ(b.endpoints.at(0).port, 9);
+}
+
+TEST(locator_resolver, zero_timeout_asks_every_time) {
+    fake_locator loc;
+    net::locator_resolver r(loc.fn(), std::make_shared<net::locator_cache>(0));
+    outcome a, b;
+    r.resolve(at_adapter("x", "A"), a.handler());
+    loc.answer_proxy(direct("dummy", 9));
+    r.resolve(at_adapter("x", "A"), b.handler());
+    EXPECT_EQ(loc.calls.size(), 1u);
+    EXPECT_EQ(a.endpoints.at(0).port, 9);
 }

@@ -136,7 +136,16 @@ private:
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;
-    std::size_t resolving_ = 0;  // requests waiting for the locator  // an odd `_fwd` (unknown letter, datagram) was logged once
+    std::size_t resolving_ = 0;  // requests waiting for the locator
+    /// The connection each indirect target (by identity) was last sent on: used again while it
+    /// is open, without asking the locator or its cache, as an Ice proxy keeps its connection
+    /// (so Ice.Default.LocatorCacheTimeout matters when a connection is made, as in glacier2router).
+    struct pinned_connection {
+        std::string adapter_id;
+        std::weak_ptr<net::backend_connection> connection;
+    };
+    std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
+        pinned_;  // an odd `_fwd` (unknown letter, datagram) was logged once
     request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
     request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
     flush_timing request_timing_;

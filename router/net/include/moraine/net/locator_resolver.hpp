@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,11 +20,11 @@ namespace moraine::net {
 class shard;
 
 /** One shard's resolver: asks the locator `findAdapterById` / `findObjectById` asynchronously
-    (a router-originated call through the shard's back-end connections), keeps the answers in a
-    locator_cache, and has concurrent resolutions of one adapter id or object share one call,
-    their handlers run in the order they asked. A well-known object whose answer is indirect is
-    resolved again by its adapter id, through the same cache. Shard-local: each shard asks for
-    itself (no lock, no cross-shard message). */
+    (a router-originated call through the shard's back-end connections), keeps the answers in
+    the locator_cache every shard shares, and has concurrent resolutions of one adapter id or
+    object on this shard share one call, their handlers run in the order they asked. A
+    well-known object whose answer is indirect is resolved again by its adapter id, through the
+    same cache. Its calls and handlers run on its shard; only the cache is shared. */
 class locator_resolver {
 public:
     /// `endpoints` on success (valid during the call), else null and `failure` is the text of the
@@ -32,21 +33,18 @@ public:
     /// Sends one locator operation (`operation`, mode 1, `params` a whole encapsulation) and reports its reply.
     using query_fn = std::function<void(std::string_view operation, protocol::byte_buffer params, reply_handler done)>;
 
-    /// `ask` reaches the locator (tests give a fake); `cache_timeout_s` as Ice.Default.LocatorCacheTimeout.
-    locator_resolver(query_fn ask, int cache_timeout_s);
+    /// `ask` reaches the locator (tests give a fake); `cache` holds the answers (shared by the shards).
+    locator_resolver(query_fn ask, std::shared_ptr<locator_cache> cache);
 
-    /// The endpoints indirect proxy `p` resolves to without a locator call, or null.
-    const std::vector<protocol::endpoint>* cached(const protocol::proxy& p) const;
+    /// The endpoints indirect proxy `p` resolves to without a locator call, if fresh in the cache.
+    std::optional<std::vector<protocol::endpoint>> cached(const protocol::proxy& p) const;
 
     /** Resolves indirect proxy `p` (no endpoints): from the cache at once (`done` runs before this
         returns), else when the locator answers. `done` always runs exactly once, on this shard. */
     void resolve(const protocol::proxy& p, resolved_handler done);
 
     /// After a connection to what `p` resolved to failed: the next resolution asks the locator.
-    void forget(const protocol::proxy& p) { cache_.forget(p); }
-
-    /// Cache entries (for tests and metrics).
-    std::size_t cache_size() const noexcept { return cache_.size(); }
+    void forget(const protocol::proxy& p) { cache_->forget(p); }
 
 private:
     void resolve_adapter(const std::string& id, resolved_handler done);
@@ -55,7 +53,7 @@ private:
     void follow(const protocol::proxy& answer, const protocol::identity& id, resolved_handler done);
 
     query_fn ask_;
-    locator_cache cache_;
+    std::shared_ptr<locator_cache> cache_;
     std::unordered_map<std::string, std::vector<resolved_handler>> adapter_waiters_;
     std::unordered_map<protocol::identity, std::vector<resolved_handler>, protocol::identity_hash,
                        protocol::identity_equal>
