@@ -4,6 +4,8 @@ adapter with it. Each scenario runs against both routers with the same property 
 (docs/glacier2.md §9)."""
 import os
 import signal
+import socket
+import threading
 import time
 
 import harness as H  # before Glacier2: see harness._import_glacier2
@@ -264,3 +266,72 @@ def locator_cache_timeout(env):
           % (seen, expected))
     return "findAdapterById after a 5-call session / a second session: %s" % ", ".join(
         "timeout %s: %d/%d" % (t, a, b) for t, (a, b) in seen.items())
+
+
+class SilentLocator:
+    """An Ice server that takes connections (sends validate connection) and never answers a
+    request: a locator that hangs. Stopped by leaving the `with` block."""
+
+    def __init__(self):
+        self.port = H.free_port()
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((H.HOST, self.port))
+        self._sock.listen(8)
+        self._sock.settimeout(0.2)
+        self._conns, self._stop = [], False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        while not self._stop:
+            try:
+                c, _ = self._sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            c.sendall(H.HEARTBEAT)  # the validate connection message; requests are read by nobody
+            self._conns.append(c)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._stop = True
+        self._thread.join(2)
+        for c in self._conns + [self._sock]:
+            c.close()
+        return False
+
+
+@scenario
+def locator_hangs(env):
+    """The locator takes the connection and never answers findAdapterById
+    (`Ice.Override.ConnectTimeout=1000` on the router). moraine-router fails the call after its
+    connect timeout with UnknownLocalException (InvocationTimeoutException text) and serves
+    direct proxies meanwhile; glacier2router has no deadline of its own: the client's
+    invocation timeout (5 s) ends the call (observed)."""
+    with SilentLocator() as silent:
+        router = env.router("locator-hangs", {
+            "Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+            "Ice.Override.ConnectTimeout": "1000",
+            "Ice.Default.Locator": "IceGrid/Locator:" + H.endpoint(silent.port)})
+        with env.communicator(router) as ic:
+            router_prx(ic).createSession("alice", "secret")
+            stuck = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@" + ADAPTER))
+            start = time.monotonic()
+            f = stuck.sayHelloAsync("x")
+            direct = Demo.HelloPrx.uncheckedCast(ic.stringToProxy(env.hello_proxy("allowed/hello")))
+            check(direct.sayHello("meanwhile") == "hello meanwhile", "a direct proxy while the locator hangs")
+            try:
+                f.result()
+                raise H.Failure("the call to hello@%s succeeded with a silent locator" % ADAPTER)
+            except Ice.UnknownLocalException as e:
+                outcome = "UnknownLocalException: " + " ".join(unknown_local_text(e).split())
+                check(not env.is_glacier2 and "InvocationTimeoutException" in outcome, outcome)
+            except Ice.InvocationTimeoutException:
+                outcome = "the client's own InvocationTimeoutException"
+                check(env.is_glacier2, "moraine-router left the call to the client's invocation timeout")
+            waited = time.monotonic() - start
+    return "%s after %.1f s; a direct call meanwhile OK" % (outcome, waited)

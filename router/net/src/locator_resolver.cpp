@@ -3,7 +3,12 @@
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/locator_messages.hpp>
 
+#include <moraine/net/shard.hpp>
+
 #include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <utility>
 
 namespace moraine::net {
 
@@ -108,7 +113,24 @@ void locator_resolver::follow(const protocol::proxy& answer, const protocol::ide
 locator_resolver::query_fn invoke_locator(shard& home, protocol::proxy locator) {
     return [&home, locator = std::move(locator)](std::string_view operation, protocol::byte_buffer params,
                                                  reply_handler done) {
-        invoke(home, locator, operation, locator_find_mode, params, std::move(done));
+        // A locator that takes the call and never answers must not hold the resolution (and
+        // every request that joins it) for ever: after the connect timeout the call fails; a
+        // late answer is dropped.
+        auto once = std::make_shared<reply_handler>(std::move(done));
+        auto timer = std::make_shared<asio::steady_timer>(home.executor());
+        timer->expires_after(std::chrono::milliseconds(home.cfg().backend_connect_timeout_ms));
+        timer->async_wait([once](boost::system::error_code ec) {
+            if (ec || !*once) return;
+            auto d = std::exchange(*once, nullptr);
+            d(nullptr, locator_timeout_text);
+        });
+        invoke(home, locator, operation, locator_find_mode, params,
+               [once, timer](const protocol::reply_view* reply, std::string_view failure) {
+                   timer->cancel();
+                   if (!*once) return;
+                   auto d = std::exchange(*once, nullptr);
+                   d(reply, failure);
+               });
     };
 }
 

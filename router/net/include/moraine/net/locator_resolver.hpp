@@ -61,7 +61,13 @@ private:
     std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // answers arriving after destruction are dropped
 };
 
-/// The query_fn of a running router: `net::invoke` on `locator` (a direct proxy) from shard `home`.
+/// What a client gets when the locator took a find and did not answer within the connect timeout.
+inline constexpr std::string_view locator_timeout_text =
+    "::Ice::InvocationTimeoutException:\ninvocation has timed out (the locator did not answer)";
+
+/** The query_fn of a running router: `net::invoke` on `locator` (a direct proxy) from shard
+    `home`, failed with locator_timeout_text if no answer comes within the runtime's connect
+    timeout (backend_connect_timeout_ms). */
 locator_resolver::query_fn invoke_locator(shard& home, protocol::proxy locator);
 
 /// A copy of indirect proxy `p` with `endpoints` in place of its adapter id: what a request to it is sent to.
