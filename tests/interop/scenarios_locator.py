@@ -45,11 +45,12 @@ def start_registry(env, name="icegrid"):
     return env.start_once(env._peers, "registry " + name, starter)
 
 
-def start_grid_backend(env, locator_port, adapter_id, name):
-    """A back end whose adapter `adapter_id` registers with the locator; returns (proc, port)."""
+def start_grid_backend(env, locator_port, adapter_id, name, replica_group=None):
+    """A back end whose adapter `adapter_id` (in `replica_group`, if given) registers with the
+    locator; returns (proc, port)."""
     port = H.free_port()
     proc = env.start_ready(name, [H.PYTHON, os.path.join(H.PEERS, "grid_backend.py"), str(port),
-                                  str(locator_port), adapter_id], [port])
+                                  str(locator_port), adapter_id] + ([replica_group] if replica_group else []), [port])
     return proc, port
 
 
@@ -335,3 +336,38 @@ def locator_hangs(env):
                 check(env.is_glacier2, "moraine-router left the call to the client's invocation timeout")
             waited = time.monotonic() - start
     return "%s after %.1f s; a direct call meanwhile OK" % (outcome, waited)
+
+
+@scenario
+def locator_replica_group(env):
+    """Two back ends register adapters `Replica1` and `Replica2` with `ReplicaGroupId=HelloGroup`
+    (dynamic registration creates the group). `hello@HelloGroup` through
+    the router: findAdapterById returns both replicas' endpoints, the calls succeed; one replica
+    killed (SIGKILL: the registry still lists it), the next calls still succeed (the router tries
+    the other endpoint)."""
+    locator = start_registry(env)
+    procs = [start_grid_backend(env, locator, "Replica%d" % i, "replica-%d" % i, "HelloGroup") for i in (1, 2)]
+    router = locator_router(env, locator)
+    with env.communicator(router) as ic:
+        router_prx(ic).createSession("alice", "secret")
+        hello = Demo.HelloPrx.uncheckedCast(ic.stringToProxy("hello@HelloGroup"))
+        _, first_ms = timed(lambda: check(hello.sayHello("g") == "hello g", "hello@HelloGroup"))
+        with env.communicator() as plain:
+            found = plain.stringToProxy("IceGrid/Locator:" + H.endpoint(locator))
+            endpoints = Ice.LocatorPrx.uncheckedCast(found).findAdapterById("HelloGroup").ice_getEndpoints()
+        check(len(endpoints) == 2, "findAdapterById(HelloGroup) gave %d endpoints" % len(endpoints))
+        procs[0][0].popen.send_signal(signal.SIGKILL)
+        procs[0][0].popen.wait(5)
+        start = time.monotonic()
+        for i in range(5):
+            check(hello.sayHello(str(i)) == "hello %d" % i, "call %d after replica 1 died" % i)
+        after_ms = (time.monotonic() - start) * 1000.0 / 5
+        # Replica 1 back on a new port, then replica 2 killed: only the new endpoint, which the
+        # router has not cached, answers now.
+        again, _ = start_grid_backend(env, locator, "Replica1", "replica-1-again", "HelloGroup")
+        procs[1][0].popen.send_signal(signal.SIGKILL)
+        procs[1][0].popen.wait(5)
+        _, moved_ms = timed(lambda: check(hello.sayHello("moved") == "hello moved", "after replica 2 died"))
+        again.stop()
+    return ("replica group of 2: first call %.1f ms; replica 1 killed, next 5 calls OK (%.1f ms each); "
+            "replica 1 restarted elsewhere and replica 2 killed: next call OK in %.1f ms" % (first_ms, after_ms, moved_ms))

@@ -4,7 +4,10 @@
 object adapter with an adapter id, on 127.0.0.1:PORT; the adapter registers its endpoints with
 the locator when it is activated, and unregisters them when it is deactivated.
 
-  grid_backend.py PORT LOCATOR_PORT ADAPTER_ID
+  grid_backend.py PORT LOCATOR_PORT ADAPTER_ID [REPLICA_GROUP_ID]
+
+With REPLICA_GROUP_ID the adapter registers as a member of that replica group (dynamic
+registration creates the group).
 """
 import sys
 
@@ -20,6 +23,8 @@ if __name__ == "__main__":
         props.setProperty("Grid.Endpoints", "tcp -h 127.0.0.1 -p %d" % port)
         props.setProperty("Grid.AdapterId", adapter_id)
         props.setProperty("Grid.Locator", "IceGrid/Locator:tcp -h 127.0.0.1 -p %d" % locator_port)
+        if len(sys.argv) > 4 and not sys.argv[4].startswith("--"):
+            props.setProperty("Grid.ReplicaGroupId", sys.argv[4])
         adapter = ic.createObjectAdapter("Grid")
         adapter.add(HelloI(), Ice.stringToIdentity("hello"))
         adapter.add(HelloI(), Ice.stringToIdentity("greeter"))
