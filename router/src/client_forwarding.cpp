@@ -181,9 +181,12 @@ void client_connection::send_or_queue(queued_request q) {
 void client_connection::send_request(queued_request q) {
     // A twoway to a resolved indirect proxy whose connection is still being made keeps a way
     // back to the locator, should the connection fail (client_indirect.cpp).
-    if (q.indirect && !q.resolved_again && q.client_request_id != 0 && !q.backend->validated()) {
-        send_retriable(std::move(q));
-        return;
+    if (q.indirect && !q.resolved_again && !q.backend->validated()) {
+        if (q.client_request_id != 0) {
+            send_retriable(std::move(q));
+            return;
+        }
+        resend_if_connect_fails(q);
     }
     auto& backend = *q.backend;
     const auto result = backend.forward_message(std::move(q.message), q.how.is_twoway(), shared(),

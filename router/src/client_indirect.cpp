@@ -70,6 +70,14 @@ void client_connection::forward_resolved(queued_request q, const std::vector<pro
         else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*q.indirect), failure);
         return;
     }
+    // A connection still being made: should it fail, the locator's answer that chose it is
+    // dropped, so the next request (oneways included, which are not retried) asks again.
+    auto pinned = pinned_.find(q.indirect->id);
+    const bool watched = pinned != pinned_.end() && pinned->second.connection.lock() == backend;
+    if (!backend->validated() && !watched)
+        backend->on_connect_failed([resolver = home_.resolver(), target = q.indirect] {
+            if (resolver) resolver->forget(*target);
+        });
     if (!q.how.secure) {
         // Bounded like the routing table whose entries it follows; past that, start afresh.
         if (pinned_.size() >= local_.cfg().routing_table_max && !pinned_.contains(q.indirect->id)) pinned_.clear();
@@ -125,6 +133,32 @@ void client_connection::send_retriable(queued_request q) {
         pause_for_backend();
         backend->add_paused_feeder(shared());
     }
+}
+
+void client_connection::resend_if_connect_fails(const queued_request& q) {
+    queued_request copy = q;
+    copy.backend.reset();  // the handler lives in that connection: no cycle
+    copy.resolved_again = true;
+    q.backend->on_connect_failed([weak = weak_from_this(), copy = std::move(copy)]() mutable {
+        auto self = std::static_pointer_cast<client_connection>(weak.lock());
+        auto* resolver = self ? self->home_.resolver() : nullptr;
+        if (!self || self->closed() || !resolver) return;
+        resolver->forget(*copy.indirect);
+        ++self->resolving_;
+        const protocol::proxy target = *copy.indirect;
+        resolver->resolve(target, [weak, copy = std::move(copy)](const std::vector<protocol::endpoint>* endpoints,
+                                                                 std::string_view why) mutable {
+            auto self = std::static_pointer_cast<client_connection>(weak.lock());
+            if (!self) return;
+            --self->resolving_;
+            if (self->closed()) return;
+            if (!endpoints) {
+                spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*copy.indirect), why);
+                return;
+            }
+            self->forward_resolved(std::move(copy), *endpoints);
+        });
+    });
 }
 
 }  // namespace moraine::router

@@ -143,8 +143,16 @@ def locator_backend_moved(env):
         check(port2 != port1, "the new back end got the same port")
         reply, ms = timed(lambda: hello.sayHello("after"))
         check(reply == "hello after", "call after the move answered %r" % reply)
-        proc2.stop()
-    return "back end moved from port %d to %d: next call OK in %.1f ms" % (port1, port2, ms)
+        # Moved again, and this time a oneway comes first: it reaches the new back end too.
+        proc2.popen.send_signal(signal.SIGKILL)
+        proc2.popen.wait(5)
+        proc3, port3 = start_grid_backend(env, locator, adapter, "moving-backend-3")
+        hello.ice_oneway().note("after-move")
+        check(H.wait_until(lambda: hello.countOf("after-move") == 1, 3.0),
+              "the oneway sent after the second move did not arrive (count %d)" % hello.countOf("after-move"))
+        proc3.stop()
+    return "back end moved from port %d to %d: next call OK in %.1f ms; moved to %d: a oneway first, delivered" % (
+        port1, port2, ms, port3)
 
 
 @scenario

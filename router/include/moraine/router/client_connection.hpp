@@ -114,6 +114,9 @@ private:
     /// Sends twoway `q` on a back-end connection not yet validated, keeping a copy: if the
     /// connection fails, the locator is asked again and the request sent once more.
     void send_retriable(queued_request q);
+    /// For a request without a reply to wait for (a oneway) on a back-end connection not yet
+    /// validated: keeps a copy, sent once more after a new resolution if that connection fails.
+    void resend_if_connect_fails(const queued_request& q);
     void flush_requests();
     void send_callback(queued_callback q);
     void flush_callbacks();
