@@ -27,12 +27,11 @@ void client_connection::forward_indirect(const protocol::request_view& r, const 
     const std::string where = "@" + target.adapter_id;
     if (local_.cfg().client_buffered) q.override_key = override_key(r.context, r.id, r.facet, how, where);
     if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, where);
-    // A copy: the routing-table entry may be evicted while the locator answers.
-    q.indirect = std::make_shared<const protocol::proxy>(target);
     if (!how.secure) {
         auto it = pinned_.find(target.id);
-        if (it != pinned_.end() && it->second.adapter_id == target.adapter_id) {
+        if (it != pinned_.end() && it->second.target->adapter_id == target.adapter_id) {
             if (auto c = it->second.connection.lock(); c && !c->closed()) {
+                q.indirect = it->second.target;
                 q.backend = std::move(c);
                 ++local_.metrics().requests_forwarded;
                 send_or_queue(std::move(q));
@@ -40,6 +39,8 @@ void client_connection::forward_indirect(const protocol::request_view& r, const 
             }
         }
     }
+    // A copy: the routing-table entry may be evicted while the locator answers.
+    q.indirect = std::make_shared<const protocol::proxy>(target);
     auto& resolver = *home_.resolver();
     if (const auto endpoints = resolver.cached(target)) {
         forward_resolved(std::move(q), *endpoints);
@@ -81,7 +82,7 @@ void client_connection::forward_resolved(queued_request q, const std::vector<pro
     if (!q.how.secure) {
         // Bounded like the routing table whose entries it follows; past that, start afresh.
         if (pinned_.size() >= local_.cfg().routing_table_max && !pinned_.contains(q.indirect->id)) pinned_.clear();
-        pinned_.insert_or_assign(q.indirect->id, pinned_connection{q.indirect->adapter_id, backend});
+        pinned_.insert_or_assign(q.indirect->id, pinned_connection{q.indirect, backend});
     }
     q.backend = std::move(backend);
     if (!q.resolved_again) ++local_.metrics().requests_forwarded;  // once per request, retried or not

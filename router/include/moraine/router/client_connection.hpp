@@ -144,7 +144,7 @@ private:
     /// is open, without asking the locator or its cache, as an Ice proxy keeps its connection
     /// (so Ice.Default.LocatorCacheTimeout matters when a connection is made, as in glacier2router).
     struct pinned_connection {
-        std::string adapter_id;
+        std::shared_ptr<const protocol::proxy> target;  // the indirect proxy, shared by its queued requests
         std::weak_ptr<net::backend_connection> connection;
     };
     std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
