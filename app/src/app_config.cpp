@@ -2,6 +2,8 @@
 
 #include <moraine/net/runtime_config_reader.hpp>
 
+#include <utility>
+
 namespace moraine::app {
 
 namespace {
@@ -17,6 +19,25 @@ void require_served_endpoints(const app_config& c, const net::property_file* pro
     if (!c.topics.enabled) return;
     check(c.topics.topic_manager_endpoints, "topics.topic_manager_endpoints", "IceStorm.TopicManager.Endpoints");
     check(c.topics.publish_endpoints, "topics.publish_endpoints", "IceStorm.Publish.Endpoints");
+}
+
+/// An indirect verifier or session manager with no locator configured cannot be reached (as in
+/// glacier2router, whose calls then fail with NoEndpointException): said at start.
+void warn_indirect_without_locator(app_config& c) {
+    if (c.runtime.locator) return;
+    const std::pair<const std::string*, const char*> proxies[] = {
+        {&c.router.permissions_verifier, "the PermissionsVerifier"},
+        {c.router.ssl_allow_all ? nullptr : &c.router.ssl_permissions_verifier, "the SSLPermissionsVerifier"},
+        {&c.router.session_manager, "the SessionManager"},
+        {&c.router.ssl_session_manager, "the SSLSessionManager"}};
+    for (const auto& [value, what] : proxies) {
+        if (!value || value->empty()) continue;
+        auto p = protocol::proxy_from_string(*value);
+        if (p && p->endpoints.empty())
+            c.warnings.push_back(std::string(what) + " '" + *value +
+                                 "' is an indirect proxy but no locator is configured (Ice.Default.Locator, YAML "
+                                 "locator.proxy): calls to it fail with NoEndpointException");
+    }
 }
 
 }  // namespace
@@ -37,6 +58,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     c.topics = icestorm::read_topics_config(root);
     root.finish();
     require_served_endpoints(c, nullptr);
+    warn_indirect_without_locator(c);
     return c;
 }
 
@@ -64,6 +86,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm::read_topics_config(p, c.warnings);
     require_served_endpoints(c, &p);
+    warn_indirect_without_locator(c);
     return c;
 }
 

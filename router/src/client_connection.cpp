@@ -124,7 +124,7 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 
 std::size_t client_connection::in_flight() const noexcept {
     return callbacks_.size() + (requests_.empty() ? 0 : 1) + (queued_callbacks_.empty() ? 0 : 1) +
-           (creating_session ? 1 : 0);
+           (creating_session ? 1 : 0) + resolving_;
 }
 
 std::int32_t client_connection::next_callback_id() noexcept {
@@ -213,6 +213,7 @@ void client_connection::destroy_session() {
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
                       session_->category, {});
     session_.reset();
+    pinned_.clear();  // its routing table is gone: a new session's proxies resolve afresh
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }

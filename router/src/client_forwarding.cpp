@@ -138,6 +138,12 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         warned_fwd_ = true;
         return;
     }
+    // An indirect proxy (object@adapter, well-known object) first goes through the locator
+    // (client_indirect.cpp); without one configured it has no endpoint, as in Ice.
+    if (target->endpoints.empty() && home_.resolver()) {
+        forward_indirect(r, *target, how, compression);
+        return;
+    }
     std::string failure;
     auto backend = home_.backends().get(*target, failure, how.secure);
     if (!backend) {
@@ -146,12 +152,7 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
         return;
     }
     queued_request q;
-    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (1 and 2
-    // both add the entries to createSession*'s verifier and session manager calls: session_factory.cpp).
-    if (cfg.add_connection_context == 1)
-        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context, connection_context());
-    else
-        protocol::write_request_message(q.message, 0, r, cfg.client_forward_context);
+    q.message = forwarded_message(r);
     q.how = how;
     q.client_request_id = twoway && how.is_twoway() ? r.request_id : 0;
     q.compression = compression;
@@ -159,14 +160,37 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, backend->key());
     q.backend = std::move(backend);
     ++local_.metrics().requests_forwarded;
+    send_or_queue(std::move(q));
+}
+
+protocol::byte_buffer client_connection::forwarded_message(const protocol::request_view& r) {
+    const auto& cfg = local_.cfg();
+    protocol::byte_buffer message;
+    // Glacier2.AddConnectionContext=1: the back end learns about the client's connection (1 and 2
+    // both add the entries to createSession*'s verifier and session manager calls: session_factory.cpp).
+    if (cfg.add_connection_context == 1)
+        protocol::write_request_message(message, 0, r, cfg.client_forward_context, connection_context());
+    else
+        protocol::write_request_message(message, 0, r, cfg.client_forward_context);
+    return message;
+}
+
+void client_connection::send_or_queue(queued_request q) {
+    const auto& cfg = local_.cfg();
     if (!cfg.client_buffered) {
         send_request(std::move(q));
         return;
     }
+    // Glacier2.Client.Trace.Override names the request that replaced a queued one: kept aside,
+    // since the queue takes it (and it may have come back from the locator, its view long gone).
+    std::optional<protocol::byte_buffer> traced;
+    if (cfg.trace.client_override > 0) [[unlikely]]
+        traced = q.message;
     if (requests_.add(std::move(q))) {
         ++local_.metrics().requests_overridden;
-        if (cfg.trace.client_override > 0) [[unlikely]]
-            trace_override(trace_direction::client, r);
+        if (traced) [[unlikely]]
+            if (auto r = protocol::decode_request(protocol::byte_view(*traced).subspan(protocol::header_size)))
+                trace_override(trace_direction::client, *r);
     }
     // A full queue leaves at once, hold or not; small ones wait for the end of the turn.
     if (requests_.bytes() >= home_.cfg().connection_queue_high) flush_requests();
@@ -174,6 +198,15 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
 }
 
 void client_connection::send_request(queued_request q) {
+    // A twoway to a resolved indirect proxy whose connection is still being made keeps a way
+    // back to the locator, should the connection fail (client_indirect.cpp).
+    if (q.indirect && !q.resolved_again && !q.backend->validated()) {
+        if (q.client_request_id != 0) {
+            send_retriable(std::move(q));
+            return;
+        }
+        resend_if_connect_fails(q);
+    }
     auto& backend = *q.backend;
     const auto result = backend.forward_message(std::move(q.message), q.how.is_twoway(), shared(),
                                                 q.client_request_id, q.compression, q.how.compress);

@@ -235,6 +235,26 @@ void warn_about_keys(const property_file& p, const config& cfg, std::vector<std:
     }
 }
 
+// The verifier and session manager proxies are resolved, when indirect, through the runtime's
+// one locator (Ice.Default.Locator, docs/glacier2.md §9): a locator of their own cannot be
+// honoured and stops start-up. Their own cache timeout is not applied either: warned about with
+// the other per-proxy keys (glacier2_key_status.cpp). On a direct proxy both keys mean nothing
+// (Ice ignores them too).
+void check_proxy_locators(const property_file& p) {
+    const std::string* common = p.find("Ice.Default.Locator");
+    for (std::string_view base : {"Glacier2.PermissionsVerifier", "Glacier2.SSLPermissionsVerifier",
+                                  "Glacier2.SessionManager", "Glacier2.SSLSessionManager"}) {
+        const std::string* value = p.find(base);
+        const auto proxy = value ? protocol::proxy_from_string(*value) : std::nullopt;
+        if (!proxy || !proxy->endpoints.empty()) continue;
+        const std::string locator = std::string(base) + ".Locator";
+        if (const std::string* v = p.find(locator); v && (!common || *v != *common))
+            throw config_error(p.at(locator), locator,
+                               "a locator of its own is not supported: Moraine resolves indirect proxies through "
+                               "Ice.Default.Locator (set that to '" + *v + "')");
+    }
+}
+
 }  // namespace
 
 config read_config(const property_file& p, std::vector<std::string>& warnings) {
@@ -248,6 +268,7 @@ config read_config(const property_file& p, std::vector<std::string>& warnings) {
     read_filters(p, cfg);
     read_trace(p, cfg);
     warn_about_keys(p, cfg, warnings);
+    check_proxy_locators(p);
     return cfg;
 }
 

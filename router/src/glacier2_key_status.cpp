@@ -52,7 +52,8 @@ std::optional<std::string> glacier2_noop_reason(std::string_view key, std::strin
                                     "Glacier2.SessionManager.", "Glacier2.SSLSessionManager."}) {
         if (key.starts_with(prefix) && is_proxy_sub_key(key.substr(prefix.size())))
             return std::string("per-proxy properties are not read: the call uses Moraine's own settings "
-                               "(Ice.Default.EndpointSelection, no per-proxy context or timeout)");
+                               "(Ice.Default.EndpointSelection, Ice.Default.Locator and LocatorCacheTimeout for an "
+                               "indirect proxy, no per-proxy context or timeout)");
     }
     for (std::string_view direction : {"Glacier2.Client.", "Glacier2.Server."}) {
         if (key.starts_with(direction))

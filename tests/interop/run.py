@@ -30,6 +30,7 @@ import scenarios_web  # noqa: E402  (registers the ws/wss, browser and Node scen
 import scenarios_chaos  # noqa: E402  (registers the chaos scenarios after all of those: they kill their own peers)
 import scenarios_context  # noqa: E402  (registers Glacier2.AddConnectionContext)
 import scenarios_dropin  # noqa: E402  (registers the drop-in scenarios: glacier2router's command line)
+import scenarios_locator  # noqa: E402  (registers the locator (IceGrid) scenarios)
 import scenarios_upstream  # noqa: E402  (registers the upstream-link scenario (moraine only) after the chaos ones)
 import scenarios_trace  # noqa: E402  (registers the trace-category scenario)
 import scenarios_ops  # noqa: E402  (registers the operations scenarios (metrics; moraine only) last)

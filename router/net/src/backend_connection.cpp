@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <utility>
 
 namespace moraine::net {
 
@@ -122,6 +123,7 @@ bool backend_connection::on_frame(const protocol::frame_view& frame) {
             return false;
         }
         validated_ = true;
+        connect_failed_.clear();
         deadline_.cancel();
         writes_enabled_ = true;
         wake_writer();
@@ -238,6 +240,9 @@ void backend_connection::on_closed(std::string_view why) {
     deadline_.cancel();
     failure_ = validated_ ? connection_lost_text(why) : std::string(why);
     home_.backends().remove(key_, this);
+    // First: a request failed below may resolve its proxy again at once, which must not find
+    // the answer that led here.
+    for (auto& fn : std::exchange(connect_failed_, {})) fn();
     fail_pending(failure_);
     on_drained();  // paused clients must not wait for a queue that will never drain
 }

@@ -1,8 +1,11 @@
 #include <moraine/net/backend_pool.hpp>
 
 #include <moraine/protocol/output_stream.hpp>
+#include <moraine/net/locator_resolver.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <random>
@@ -89,14 +92,11 @@ void backend_pool::close_all() {
     for (auto& [key, c] : all) c->close(close_reason::shutdown, "router shutting down");
 }
 
-void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
-            protocol::byte_view params, reply_handler done, const protocol::context& ctx) {
-    std::string failure;
-    auto backend = home.backends().get(target, failure);
-    if (!backend) {
-        done(nullptr, failure);
-        return;
-    }
+namespace {
+
+/// A router-originated request message to `target` (request id 0: the connection sets it).
+protocol::byte_buffer request_message(const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
+                                      protocol::byte_view params, const protocol::context& ctx) {
     protocol::output_stream os;
     os.start_message(protocol::message_type::request);
     os.write_int(0);  // request id: set by the connection
@@ -111,7 +111,64 @@ void invoke(shard& home, const protocol::proxy& target, std::string_view operati
     }
     os.write_bytes(params);
     os.end_message();
-    backend->invoke(os.take(), std::move(done));
+    return os.take();
+}
+
+/** Sends `message` to indirect proxy `target` once the shard's locator has resolved it. If the
+    connection to the resolved endpoints fails before the back end validated it (nothing was
+    sent), the cached resolution is dropped and the call resolved and sent once more, as Ice
+    retries through its locator (the back end may have moved). */
+void invoke_indirect(shard& home, const protocol::proxy& target, protocol::byte_buffer message, reply_handler done,
+                     bool retried) {
+    home.resolver()->resolve(target, [&home, target, message = std::move(message), done = std::move(done), retried](
+                                         const std::vector<protocol::endpoint>* endpoints,
+                                         std::string_view failure) mutable {
+        if (!endpoints) {
+            done(nullptr, failure);
+            return;
+        }
+        std::string why;
+        auto backend = home.backends().get(with_endpoints(target, *endpoints), why);
+        if (!backend) {
+            done(nullptr, why);
+            return;
+        }
+        if (retried || backend->validated()) {
+            backend->invoke(std::move(message), std::move(done));
+            return;
+        }
+        auto copy = message;
+        backend->invoke(std::move(copy), [&home, target, message = std::move(message), done = std::move(done),
+                                          weak = std::weak_ptr<backend_connection>(backend)](
+                                             const protocol::reply_view* reply, std::string_view failure) mutable {
+            auto b = weak.lock();
+            if (reply || !b || b->validated() || !home.resolver()) {
+                done(reply, failure);
+                return;
+            }
+            spdlog::debug("{} unreachable at its resolved endpoints, asking the locator again: {}",
+                          protocol::proxy_to_string(target), failure);
+            home.resolver()->forget(target);
+            invoke_indirect(home, target, std::move(message), std::move(done), true);
+        });
+    });
+}
+
+}  // namespace
+
+void invoke(shard& home, const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
+            protocol::byte_view params, reply_handler done, const protocol::context& ctx) {
+    if (target.endpoints.empty() && home.resolver()) {
+        invoke_indirect(home, target, request_message(target, operation, mode, params, ctx), std::move(done), false);
+        return;
+    }
+    std::string failure;
+    auto backend = home.backends().get(target, failure);
+    if (!backend) {
+        done(nullptr, failure);
+        return;
+    }
+    backend->invoke(request_message(target, operation, mode, params, ctx), std::move(done));
 }
 
 void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation) {

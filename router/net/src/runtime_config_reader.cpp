@@ -134,6 +134,23 @@ std::string check_log_level(const std::string& level, const std::string& at, con
     throw config_error(at, key, "'" + level + "': expected trace, debug, info, warn, error, critical or off");
 }
 
+/** The locator's proxy (Ice.Default.Locator / locator.proxy): it must be a direct proxy with an
+    endpoint the runtime can reach (tcp or ws; ssl or wss with TLS configured), since it is what
+    resolves the indirect ones. */
+protocol::proxy parse_locator(const std::string& value, const std::string& at, const std::string& key,
+                              const tls_config& tls) {
+    auto p = protocol::proxy_from_string(value);
+    if (!p || p->is_nil()) throw config_error(at, key, "'" + value + "' is not a valid proxy");
+    if (p->endpoints.empty())
+        throw config_error(at, key, "'" + value + "': the locator must be a direct proxy (with endpoints)");
+    const bool reachable = std::any_of(p->endpoints.begin(), p->endpoints.end(), [&](const protocol::endpoint& e) {
+        return e.is_tcp() || e.is_ws() || (e.secure() && tls.configured);
+    });
+    if (!reachable)
+        throw config_error(at, key, "'" + value + "': no tcp or ws endpoint (ssl and wss need TLS configured)");
+    return *p;
+}
+
 }  // namespace
 
 runtime_config read_runtime_config(const property_file& p, std::vector<std::string>& warnings) {
@@ -151,6 +168,9 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
         cfg.endpoints_ordered = *v == "Ordered";
     }
     cfg.tls = read_tls(p, warnings);
+    if (const std::string* v = p.find("Ice.Default.Locator"))
+        cfg.locator = parse_locator(*v, p.at("Ice.Default.Locator"), "Ice.Default.Locator", cfg.tls);
+    p.read_int("Ice.Default.LocatorCacheTimeout", -1, INT_MAX, cfg.locator_cache_timeout_s);
     p.read_int("Moraine.Drain.Timeout", 0, INT_MAX, cfg.drain_timeout_ms);
     p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
     if (const std::string* v = p.find("Moraine.Log.Level")) cfg.log_level = check_log_level(*v, p.at("Moraine.Log.Level"), "Moraine.Log.Level");
@@ -183,6 +203,12 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     if (cfg.connection_queue_high > cfg.connection_queue_max)
         throw config_error(s.file(), "limits.connection_queue_high", "must not exceed limits.connection_queue_max");
     cfg.tls = read_tls(root, dir);
+    auto l = root.section("locator");
+    std::string locator;
+    l.read("proxy", locator);
+    l.read_int("cache_timeout_s", -1, INT_MAX, cfg.locator_cache_timeout_s);
+    l.finish();
+    if (!locator.empty()) cfg.locator = parse_locator(locator, l.file(), "locator.proxy", cfg.tls);
     auto m = root.section("metrics");
     std::string listen;
     m.read("listen", listen);

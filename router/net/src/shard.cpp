@@ -2,6 +2,7 @@
 
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/ice_connection.hpp>
+#include <moraine/net/locator_resolver.hpp>
 #include <moraine/net/shard_set.hpp>
 
 namespace moraine::net {
@@ -29,7 +30,10 @@ constexpr metric_family forward_latency{
 
 shard::shard(shard_set& set, unsigned index, std::shared_ptr<const runtime_config> cfg)
     : set_(set), index_(index), cfg_(std::move(cfg)), backends_(std::make_unique<backend_pool>(*this)),
-      scratch_(scratch_bytes) {}
+      scratch_(scratch_bytes) {
+    if (cfg_->locator)
+        resolver_ = std::make_unique<locator_resolver>(invoke_locator(*this, *cfg_->locator), set.locator_answers());
+}
 
 shard::~shard() = default;
 

@@ -18,7 +18,8 @@ unsigned thread_count(const runtime_config& cfg) {
 
 }  // namespace
 
-shard_set::shard_set(std::shared_ptr<const runtime_config> cfg) : cfg_(std::move(cfg)) {
+shard_set::shard_set(std::shared_ptr<const runtime_config> cfg)
+    : cfg_(std::move(cfg)), locator_answers_(std::make_shared<locator_cache>(cfg_->locator_cache_timeout_s)) {
     if (cfg_->tls.configured) tls_ = tls_contexts::create(cfg_->tls);
     const unsigned n = thread_count(*cfg_);
     for (unsigned i = 0; i < n; ++i) {

@@ -2,6 +2,7 @@
 // What a session's buffered queues hold, one type per direction (docs/architecture.md,
 // "Buffered mode").
 #include <moraine/protocol/bytes.hpp>
+#include <moraine/protocol/proxy.hpp>
 #include <moraine/net/asio.hpp>
 #include <moraine/net/backend_connection.hpp>
 #include <moraine/net/callback_route.hpp>
@@ -23,6 +24,9 @@ struct queued_request {
     std::uint8_t compression = 0;        ///< the client request's compression byte (may the reply be compressed)
     std::string override_key;            ///< `_ovrd` value + target; empty = none
     std::string batch_key;               ///< for a batch oneway: its target_key (one batch message per proxy)
+    /// The indirect proxy (adapter id or well-known) the locator resolved for this request; null for a direct one.
+    std::shared_ptr<const protocol::proxy> indirect;
+    bool resolved_again = false;  ///< the locator was asked again after a failed connection: no second retry
     std::size_t size() const noexcept { return message.size(); }
 };
 

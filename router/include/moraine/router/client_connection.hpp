@@ -103,7 +103,22 @@ private:
     bool dispatch_request(const protocol::request_view& r, std::uint8_t compression);
     // Forwarding (client_forwarding.cpp): at once, or through the session's buffered queues.
     void forward(const protocol::request_view& r, std::uint8_t compression);
+    /// The request as it leaves for the back end: request id 0, context as configured.
+    protocol::byte_buffer forwarded_message(const protocol::request_view& r);
+    /// Sends `q` (its back end chosen), or queues it in buffered mode.
+    void send_or_queue(queued_request q);
     void send_request(queued_request q);
+    // Indirect proxies (client_indirect.cpp): resolved through the shard's locator first.
+    void forward_indirect(const protocol::request_view& r, const protocol::proxy& target, const forward_options& how,
+                          std::uint8_t compression);
+    /// `q` (q.indirect set) once its proxy resolved to `endpoints`: picks the back-end connection.
+    void forward_resolved(queued_request q, const std::vector<protocol::endpoint>& endpoints);
+    /// Sends twoway `q` on a back-end connection not yet validated, keeping a copy: if the
+    /// connection fails, the locator is asked again and the request sent once more.
+    void send_retriable(queued_request q);
+    /// For a request without a reply to wait for (a oneway) on a back-end connection not yet
+    /// validated: keeps a copy, sent once more after a new resolution if that connection fails.
+    void resend_if_connect_fails(const queued_request& q);
     void flush_requests();
     void send_callback(queued_callback q);
     void flush_callbacks();
@@ -130,6 +145,16 @@ private:
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
     std::string traced_address_;  // the client's address, kept for Glacier2.Trace.Session only
+    std::size_t resolving_ = 0;  // requests waiting for the locator
+    /// The connection each indirect target (by identity) was last sent on: used again while it
+    /// is open, without asking the locator or its cache, as an Ice proxy keeps its connection
+    /// (so Ice.Default.LocatorCacheTimeout matters when a connection is made, as in glacier2router).
+    struct pinned_connection {
+        std::shared_ptr<const protocol::proxy> target;  // the indirect proxy, shared by its queued requests
+        std::weak_ptr<net::backend_connection> connection;
+    };
+    std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
+        pinned_;
     request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
     request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
     flush_timing request_timing_;

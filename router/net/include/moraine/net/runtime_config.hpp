@@ -1,8 +1,10 @@
 #pragma once
 // What the runtime itself needs to know: threads, message and queue limits, back-end connects.
+#include <moraine/protocol/proxy.hpp>
 #include <moraine/net/tls_config.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace moraine::net {
@@ -27,6 +29,13 @@ struct runtime_config {
     /// (Ice.Default.EndpointSelection=Ordered; YAML limits.endpoint_selection: ordered).
     bool endpoints_ordered = false;
     std::size_t connections_per_address = 0;         ///< accepted connections open at once from one IP address; 0 = no limit
+    /// The Ice::Locator indirect proxies are resolved through (Ice.Default.Locator; YAML
+    /// locator.proxy): a direct proxy, e.g. `IceGrid/Locator:tcp -h registry -p 4061`. Unset:
+    /// an indirect proxy has no endpoint (NoEndpointException), as in Ice without a locator.
+    std::optional<protocol::proxy> locator;
+    /// Seconds a resolution is reused (Ice.Default.LocatorCacheTimeout; YAML locator.cache_timeout_s):
+    /// -1 forever, 0 never.
+    int locator_cache_timeout_s = -1;
     tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
     metrics_config metrics;                          ///< the Prometheus endpoint
     int drain_timeout_ms = 30000;                    ///< SIGTERM: in-flight requests get this long to finish

@@ -11,14 +11,16 @@
 namespace moraine::net {
 
 /** The runtime's keys of an Ice property file: Ice.MessageSizeMax (KiB; < 1 = unlimited, as Ice),
-    Ice.Override.ConnectTimeout (ms; <= 0 keeps the default), IceSSL.* (tls_config's keys;
+    Ice.Override.ConnectTimeout (ms; <= 0 keeps the default), Ice.Default.Locator (a direct
+    proxy) and Ice.Default.LocatorCacheTimeout (s, -1..), IceSSL.* (tls_config's keys;
     Ice.Plugin.IceSSL is accepted). IceSSL.* keys Moraine cannot honour stop start-up; a few
     harmless ones (IceSSL.Trace.*, IceSSL.InitOpenSSL, IceSSL.Random) go to `warnings`.
     @throws config_error. */
 runtime_config read_runtime_config(const property_file& p, std::vector<std::string>& warnings);
 
 /** The runtime's keys of Moraine's YAML: `threads`, the `limits` section (message_size_max,
-    connection_queue_high/low/max, backend_connect_timeout_ms) and the `tls` section (tls_config's
+    connection_queue_high/low/max, backend_connect_timeout_ms), the `locator` section (proxy,
+    cache_timeout_s) and the `tls` section (tls_config's
     keys; relative paths are relative to `dir`, the YAML file's directory). @throws config_error. */
 runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir);
 

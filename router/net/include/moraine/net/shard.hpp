@@ -19,6 +19,7 @@ class shard_set;
 class backend_pool;
 class ice_connection;
 class tls_contexts;
+class locator_resolver;
 
 /// What a service on the shard does when the runtime drains (SIGTERM, shard_set::drain).
 struct drain_hooks {
@@ -57,6 +58,8 @@ public:
     asio::any_io_executor executor() { return io_.get_executor(); }
     const runtime_config& cfg() const noexcept { return *cfg_; }
     backend_pool& backends() noexcept { return *backends_; }
+    /// Resolves indirect proxies through Ice.Default.Locator; null when no locator is configured.
+    locator_resolver* resolver() noexcept { return resolver_.get(); }
     /// The TLS contexts for new ssl/wss connections, incoming and outgoing; null without TLS.
     /// Replaced on reload (shard_set::reload_tls); connections keep the context they began with.
     const std::shared_ptr<const tls_contexts>& tls() const noexcept { return tls_; }
@@ -111,6 +114,7 @@ private:
     asio::io_context io_{1};
     asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
     std::unique_ptr<backend_pool> backends_;
+    std::unique_ptr<locator_resolver> resolver_;
     std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::byte> scratch_;
     std::vector<std::function<void()>> stop_hooks_;

@@ -2,6 +2,7 @@
 // All shards, their threads, and the messages between them (style.md §7).
 #include <moraine/net/asio.hpp>
 #include <moraine/net/listener.hpp>
+#include <moraine/net/locator_cache.hpp>
 #include <moraine/net/runtime_config.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/protocol/endpoint.hpp>
@@ -27,6 +28,8 @@ public:
     std::size_t size() const noexcept { return shards_.size(); }
     shard& at(unsigned i) noexcept { return *shards_[i]; }
     const runtime_config& cfg() const noexcept { return *cfg_; }
+    /// The locator's answers, shared by every shard's locator_resolver (Ice.Default.LocatorCacheTimeout).
+    const std::shared_ptr<locator_cache>& locator_answers() const noexcept { return locator_answers_; }
 
     /// Runs `fn(shard&)` on shard `to`'s thread. `fn` must own everything it captures: values,
     /// or shared immutable data, never references into the sender's shard.
@@ -79,6 +82,7 @@ private:
     std::size_t sum_on_all(std::function<std::size_t(shard&)> fn);
 
     std::shared_ptr<const runtime_config> cfg_;
+    std::shared_ptr<locator_cache> locator_answers_;  // before shards_: each shard's resolver uses it
     std::vector<std::unique_ptr<shard>> shards_;
     std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::thread> threads_;
