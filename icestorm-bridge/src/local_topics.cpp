@@ -10,17 +10,31 @@
 
 namespace moraine::icestorm {
 
+namespace {
+std::string health_key(const std::string& topic, const std::string& linked) { return topic + '\n' + linked; }
+}  // namespace
+
 void local_topics::topic_destroyed(const std::string& name) {
     topics_.erase(name);
-    links_.erase(name);
+    set_links(name, {});
     subscribers_.erase(name);
 }
 
 void local_topics::set_links(const std::string& topic, std::vector<link_info> links) {
+    // Forget the health of links that went; those that stay keep their outage state.
+    std::erase_if(link_health_, [&](const auto& entry) {
+        if (!entry.first.starts_with(topic + '\n')) return false;
+        return std::none_of(links.begin(), links.end(),
+                            [&](const link_info& l) { return entry.first == health_key(topic, l.name); });
+    });
     if (links.empty())
         links_.erase(topic);
     else
         links_[topic] = std::move(links);
+}
+
+link_backoff& local_topics::link_health(const std::string& topic, const std::string& linked) {
+    return link_health_[health_key(topic, linked)];
 }
 
 const std::vector<link_info>* local_topics::links(const std::string& topic) const {

@@ -14,6 +14,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <atomic>
 
@@ -53,6 +55,9 @@ constexpr net::metric_family delivered{"moraine_events_delivered_total", "counte
                                        "Topic events written to a subscriber (one per subscriber per event)."};
 constexpr net::metric_family dropped{"moraine_events_dropped_total", "counter",
                                      "Topic events a subscriber missed: its queue was full, or it was offline after a failure."};
+constexpr net::metric_family link_lost{"moraine_link_events_lost_total", "counter",
+                                       "Events not forwarded over a link while the linked topic was unreachable, or "
+                                       "forwarded without a reply."};
 constexpr net::metric_family subscribers{"moraine_subscribers", "gauge", "Subscribers of the topic service."};
 constexpr net::metric_family topics{"moraine_topics", "gauge", "Topics of the topic service."};
 constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
@@ -67,6 +72,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
         shards_.at(i).add_collector([local = locals_.back().get(), first = i == 0](net::metric_sink& s) {
             s.add(delivered, static_cast<double>(local->events_delivered()));
             s.add(dropped, static_cast<double>(local->events_dropped()));
+            s.add(link_lost, static_cast<double>(local->link_events_lost()));
             s.add(subscribers, static_cast<double>(local->subscriber_count()));
             if (first) s.add(topics, static_cast<double>(local->topics().size()));  // every shard knows them all
         });
@@ -131,21 +137,47 @@ void topic_service::publish(unsigned from, event_ptr ev) {
 }
 
 void topic_service::forward_over_links(net::shard& sh, const event& ev) {
-    const auto* links = local(sh.index()).links(ev.topic);
+    auto& local_state = local(sh.index());
+    const auto* links = local_state.links(ev.topic);
     if (!links) return;
     protocol::byte_buffer params;  // the same EventDataSeq for every link: encoded once, if needed
+    const auto now = link_backoff::clock::now();
     for (const auto& l : *links) {
         // A link with cost 0 takes everything; otherwise only events that cost no more than it.
         if (l.cost != 0 && ev.cost > l.cost) continue;
+        // An unreachable linked topic gets one probe per back-off, not every event (counted).
+        if (!local_state.link_health(ev.topic, l.name).admit(now)) {
+            local_state.count_link_loss(1);
+            continue;
+        }
         if (params.empty()) params = event_data_params(ev);
-        // ObjectNotExist: the linked topic is gone (destroyed, or its service restarted without
-        // it). IceStorm drops such a link at once; other failures keep it (the peer may return).
         net::invoke(sh, l.link, "forward", 0, params,
-                    [this, topic = ev.topic, linked = l.name](const protocol::reply_view* r, std::string_view) {
-                        if (!r || r->status != protocol::reply_status::object_not_exist) return;
-                        shards_.invoke_on(0, [this, topic, linked](net::shard&) { cat().drop_link(topic, linked); });
+                    [this, &sh, topic = ev.topic, linked = l.name](const protocol::reply_view* r,
+                                                                   std::string_view failure) {
+                        on_forward_result(sh, topic, linked, r, failure);
                     });
     }
+}
+
+void topic_service::on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
+                                      const protocol::reply_view* r, std::string_view failure) {
+    auto& local_state = local(sh.index());
+    if (!local_state.links(topic)) return;  // the link (or its topic) went meanwhile
+    auto& health = local_state.link_health(topic, linked);
+    if (!r) {  // no reply: the linked topic's service is unreachable; keep the link, back off
+        local_state.count_link_loss(1);
+        if (health.failed(link_backoff::clock::now()))
+            spdlog::warn("topic {}: link to {} unreachable ({}): its events are discarded and counted "
+                         "(moraine_link_events_lost_total), retried with a back-off up to {} ms",
+                         topic, linked, failure, link_backoff::longest_backoff.count());
+        return;
+    }
+    if (const auto lost = health.succeeded())
+        spdlog::info("topic {}: link to {} reachable again, {} events lost meanwhile", topic, linked, lost);
+    // ObjectNotExist: the linked topic is gone (destroyed, or its service restarted without it).
+    // IceStorm drops such a link at once; other answers keep it.
+    if (r->status == protocol::reply_status::object_not_exist)
+        shards_.invoke_on(0, [this, topic, linked](net::shard&) { cat().drop_link(topic, linked); });
 }
 
 void topic_service::broadcast(std::function<void(local_topics&)> fn, std::function<void()> then) {

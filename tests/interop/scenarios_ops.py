@@ -51,7 +51,12 @@ def metrics_router(env):
     router = env.router("metrics", {"Glacier2.CryptPasswords": env.passwords,
                                     "Glacier2.SessionTimeout": str(SESSION_TIMEOUT),
                                     "Moraine.Metrics.Listen": "127.0.0.1:0"})
+    return router, metrics_port(router)
 
+
+def metrics_port(router):
+    """The port of a moraine-router started with `Moraine.Metrics.Listen=127.0.0.1:0`, from the
+    `metrics at http://127.0.0.1:PORT/metrics` line of its log."""
     def port_from_log():
         try:
             with open(router.proc.log_path, errors="replace") as f:
@@ -62,7 +67,7 @@ def metrics_router(env):
     port = H.wait_until(port_from_log, 5.0)
     check(port, "no `metrics at http://127.0.0.1:PORT/metrics` line in the router's log within 5 s%s"
           % router.proc.log_tail())
-    return router, port
+    return port
 
 
 def http_request(port, method="GET", path="/metrics"):

@@ -1,6 +1,7 @@
 #pragma once
 // One shard's share of the topic service: its subscribers and replicas of topic names and links.
 #include <moraine/icestorm/event.hpp>
+#include <moraine/icestorm/link_backoff.hpp>
 #include <moraine/icestorm/subscriber.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/net/backend_connection.hpp>
@@ -43,6 +44,13 @@ public:
 
     void set_links(const std::string& topic, std::vector<link_info> links);
     const std::vector<link_info>* links(const std::string& topic) const;
+    /// This shard's view of the reachability of `topic`'s link to `linked` (made on first use,
+    /// forgotten when the link goes).
+    link_backoff& link_health(const std::string& topic, const std::string& linked);
+    /// Events this shard did not forward over a link, or forwarded without a reply, during
+    /// outages of the linked topic (link_backoff).
+    unsigned long link_events_lost() const noexcept { return link_events_lost_; }
+    void count_link_loss(std::uint64_t n) noexcept { link_events_lost_ += n; }
 
     /// Adds subscriber `s` of `topic`; its delivery_state is made here from its QoS and mode.
     void add(const std::string& topic, subscriber s);
@@ -86,6 +94,8 @@ private:
     net::shard& home_;
     std::unordered_set<std::string> topics_;
     std::unordered_map<std::string, std::vector<link_info>> links_;
+    std::unordered_map<std::string, link_backoff> link_health_;  // key: topic, '\n', linked topic
+    unsigned long link_events_lost_ = 0;
     delivery_limits limits_;
     std::unordered_map<std::string, std::vector<sub_ptr>> subscribers_;
     std::vector<std::pair<std::string, std::string>> dead_;

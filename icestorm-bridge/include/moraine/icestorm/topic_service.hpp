@@ -4,6 +4,7 @@
 #include <moraine/icestorm/event.hpp>
 #include <moraine/icestorm/local_topics.hpp>
 #include <moraine/protocol/proxy.hpp>
+#include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/icestorm/config.hpp>
 #include <moraine/net/session_directory.hpp>
@@ -70,7 +71,13 @@ private:
     /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
     void dispatch_finder(topic_connection& c, const protocol::request_view& r);
     bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
+    /// Forwards `ev` to each link of its topic (TopicLink::forward), except links in an outage
+    /// whose next probe is not due (link_backoff: the event is counted as lost).
     void forward_over_links(net::shard& sh, const event& ev);
+    /// A forward's outcome on shard `sh`: no reply starts or prolongs an outage; any reply ends
+    /// it; ObjectNotExist also removes the link, as IceStorm does.
+    void on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
+                           const protocol::reply_view* r, std::string_view failure);
 
     net::shard_set& shards_;
     topics_config cfg_;

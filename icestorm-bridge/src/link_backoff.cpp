@@ -1,0 +1,43 @@
+#include <moraine/icestorm/link_backoff.hpp>
+
+#include <algorithm>
+
+namespace moraine::icestorm {
+
+bool link_backoff::admit(clock::time_point now) noexcept {
+    if (!down_) return true;
+    if (!probing_ && now >= retry_at_) {
+        probing_ = true;
+        return true;
+    }
+    lose();
+    return false;
+}
+
+bool link_backoff::failed(clock::time_point now) noexcept {
+    lose();
+    if (!down_) {
+        down_ = true;
+        probing_ = false;
+        backoff_ = first_backoff;
+        retry_at_ = now + backoff_;
+        return true;
+    }
+    if (probing_) {  // the probe failed: wait twice as long before the next one
+        probing_ = false;
+        backoff_ = std::min(backoff_ * 2, longest_backoff);
+        retry_at_ = now + backoff_;
+    }
+    return false;
+}
+
+std::uint64_t link_backoff::succeeded() noexcept {
+    const std::uint64_t lost = down_ ? lost_in_outage_ : 0;
+    down_ = false;
+    probing_ = false;
+    backoff_ = std::chrono::milliseconds{0};
+    lost_in_outage_ = 0;
+    return lost;
+}
+
+}  // namespace moraine::icestorm
