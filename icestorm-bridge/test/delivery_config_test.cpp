@@ -18,7 +18,8 @@ icestorm::topics_config from_properties(const std::string& text) {
 
 icestorm::topics_config from_yaml(const std::string& text) {
     const YAML::Node node = YAML::Load(text);
-    net::yaml_section root(node, "", "test.yaml");
+    static const std::string file = "test.yaml";  // yaml_section keeps a reference to it
+    net::yaml_section root(node, "", file);
     return icestorm::read_topics_config(root);
 }
 

@@ -26,6 +26,8 @@ namespace moraine::net {
 /// Every error is a config_error naming "FILE:LINE" and the key's dotted path.
 class yaml_section {
 public:
+    /// `file` is kept by reference (every subsection shares it): it must outlive the section,
+    /// hence no temporary (the deleted overload below).
     yaml_section(const YAML::Node& node, std::string path, const std::string& file)
         : node_(node), path_(std::move(path)), file_(file) {
         if (node_.IsNull() || !node_.IsDefined()) return;
@@ -38,6 +40,7 @@ public:
             seen.push_back(key);
         }
     }
+    yaml_section(const YAML::Node& node, std::string path, std::string&& file) = delete;
 
     /// The value at `key`, or nullopt when absent or null (`key:` alone means "the default").
     std::optional<YAML::Node> take(std::string_view key) {
