@@ -67,7 +67,7 @@ if(MORAINE_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "adduser, libboost-program-options1.81.0, libbz2-1.0, libc6 (>= 2.34), libcrypt1 (>= 1:4.3.0), libfmt9, libgcc-s1, libspdlog1.10, libssl3 (>= 3.0.0), libstdc++6 (>= 11), libyaml-cpp0.7")
+      "adduser, libboost-program-options1.81.0, libbz2-1.0, libc6 (>= 2.34), libcrypt1 (>= 1:4.3.0), libfmt9, libgcc-s1, libspdlog1.10, libsqlite3-0, libssl3 (>= 3.0.0), libstdc++6 (>= 11), libyaml-cpp0.7")
 endif()
 
 # Maintainer scripts and the conffiles list, written here so that the whole package is described

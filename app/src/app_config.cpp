@@ -55,7 +55,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
             (void)root.take(key);  // the router's sections: not ours to read here
     }
     c.runtime = net::read_runtime_config(root, path.parent_path());
-    c.topics = icestorm::read_topics_config(root);
+    c.topics = icestorm::read_topics_config(root, path.parent_path());
     root.finish();
     require_served_endpoints(c, nullptr);
     warn_indirect_without_locator(c);

@@ -35,6 +35,10 @@ app::app_config load(const po::variables_map& vm) {
         t.topic_manager_endpoints = endpoints_or_throw("--topic-manager", vm["topic-manager"].as<std::string>());
     if (vm.count("publish")) t.publish_endpoints = endpoints_or_throw("--publish", vm["publish"].as<std::string>());
     if (vm.count("threads")) cfg.runtime.threads = vm["threads"].as<unsigned>();
+    if (vm.count("store")) {
+        t.transient = false;
+        t.store_dir = vm["store"].as<std::string>();
+    }
     if (t.topic_manager_endpoints.empty() || t.publish_endpoints.empty())
         throw net::config_error(cfg.source.empty() ? "command line" : cfg.source, "topics",
                                    "TopicManager and Publish endpoints are required");
@@ -50,6 +54,9 @@ int main(int argc, char** argv) {
         "instance-name", po::value<std::string>(), "IceStorm.InstanceName (default IceStorm)")(
         "topic-manager", po::value<std::string>(), "TopicManager endpoints, e.g. \"tcp -h 127.0.0.1 -p 10000\"")(
         "publish", po::value<std::string>(), "Publish endpoints, e.g. \"tcp -h 127.0.0.1 -p 10001\"")(
+        "store", po::value<std::string>(),
+        "directory of the topic database (topics, subscribers and links kept across restarts); without it and "
+        "without a YAML `topics.store`, topics live in memory only")(
         "threads", po::value<unsigned>(), "I/O threads; 0 = one per CPU this process may use (affinity mask, CPU quota)")(
         "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
     po::variables_map vm;
@@ -58,7 +65,7 @@ int main(int argc, char** argv) {
         po::store(po::parse_command_line(argc, argv, opts), vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << "Usage: moraine-topics [--config FILE.yaml] [--topic-manager EPS --publish EPS]\n" << opts;
+            std::cout << "Usage: moraine-topics [--config FILE.yaml] [--topic-manager EPS --publish EPS] [--store DIR]\n" << opts;
             return 0;
         }
         if (vm.count("version")) {
@@ -81,7 +88,7 @@ int main(int argc, char** argv) {
         shards.start();
         spdlog::info("moraine-topics ready: {} shard(s)", shards.size());
         while (net::wait_for_stop_signal() == SIGHUP)
-            spdlog::info("SIGHUP: moraine-topics has nothing to reload (topics and subscribers live in memory)");
+            spdlog::info("SIGHUP: moraine-topics has nothing to reload");
         shards.drain(std::chrono::milliseconds(cfg.runtime.drain_timeout_ms));
         shards.stop();
         shards.join();

@@ -483,7 +483,7 @@ const std::string topics = "IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p 
 
 TEST_F(config_files, ice_noop_icestorm_keys_are_warnings) {
     for (const std::string line :
-         {"IceStorm.Flush.Timeout=500", "IceStorm.LMDB.Path=db", "IceStorm.LMDB.MapSize=100",
+         {"IceStorm.Flush.Timeout=500", "IceStorm.LMDB.MapSize=100",
           "IceStorm.Trace.Topic=1", "IceStorm.Trace.TopicManager=2", "IceStorm.Trace.Subscriber=1",
           "IceStorm.Trace.Election=1", "IceStorm.Trace.Replication=1", "IceStorm.Election.ElectionTimeout=10",
           "IceStorm.Election.MasterTimeout=10", "IceStorm.Election.ResponseTimeout=10",
@@ -495,10 +495,14 @@ TEST_F(config_files, ice_noop_icestorm_keys_are_warnings) {
             << cfg.warnings[0];
     }
     EXPECT_TRUE(has_warning(ice(client + topics + "IceStorm.Tranzient=1\n"), ":4: IceStorm.Tranzient: unknown property"));
-    // Topics live in memory: said unless IceStorm.Transient=1.
-    EXPECT_TRUE(has_warning(ice(client + topics), "IceStorm.Transient: unset: Moraine keeps topics in memory only"));
-    EXPECT_TRUE(has_warning(ice(client + topics + "IceStorm.Transient=0\n"),
-                            cfg_file() + ":4: IceStorm.Transient: '0': Moraine keeps topics in memory only"));
+    // The topic database: IceStorm.LMDB.Path is its directory (default `IceStorm`, as IceStorm's),
+    // unless IceStorm.Transient=1; no warning either way.
+    EXPECT_EQ(ice(client + topics).topics.store_dir, "IceStorm");
+    EXPECT_FALSE(ice(client + topics).topics.transient);
+    EXPECT_EQ(ice(client + topics + "IceStorm.LMDB.Path=db\n").topics.store_dir, "db");
+    EXPECT_TRUE(ice(client + topics + "IceStorm.LMDB.Path=db\n").warnings.empty());
+    EXPECT_TRUE(ice(client + topics + "IceStorm.Transient=1\n").topics.transient);
+    EXPECT_EQ(ice(client + topics + "IceStorm.Transient=1\n").topics.store_dir, "");
     EXPECT_TRUE(ice(client + topics + "IceStorm.Transient=1\n").warnings.empty());
     // Subscriber delivery keys are read (icestorm-bridge/src/config.cpp): no warning.
     EXPECT_TRUE(ice(client + topics + "IceStorm.Transient=1\nIceStorm.Send.Timeout=1000\nIceStorm.Send.QueueSizeMax=10\n"
@@ -681,6 +685,8 @@ TEST_F(config_files, yaml_and_ice_demo_configs_agree) {
     EXPECT_EQ(y.topics.topic_manager_endpoints, i.topics.topic_manager_endpoints);
     EXPECT_EQ(y.topics.publish_endpoints, i.topics.publish_endpoints);
     EXPECT_EQ(y.topics.subscriber_queue_bytes, i.topics.subscriber_queue_bytes);
+    EXPECT_TRUE(y.topics.transient);  // the clock demo keeps its topics in memory
+    EXPECT_EQ(y.topics.transient, i.topics.transient);
 }
 
 TEST_F(config_files, yaml_every_key) {
@@ -731,8 +737,11 @@ TEST_F(config_files, yaml_every_key) {
                       "  topic_manager_published_endpoints: tcp -h tm.example.com -p 10000\n"
                       "  publish_endpoints: tcp -h 127.0.0.1 -p 10001\n"
                       "  publish_published_endpoints: tcp -h pub.example.com -p 10001\n"
-                      "  subscriber_queue_bytes: 2MiB\n");
+                      "  subscriber_queue_bytes: 2MiB\n"
+                      "  store: sub/topics-db\n");
     EXPECT_EQ(cfg.router.instance_name, "Edge");
+    EXPECT_FALSE(cfg.topics.transient);
+    EXPECT_EQ(cfg.topics.store_dir, (dir_ / "sub/topics-db").string());
     EXPECT_EQ(cfg.runtime.threads, 4u);
     EXPECT_TRUE(cfg.router.return_client_proxy);
     EXPECT_EQ(cfg.router.add_connection_context, 1);
@@ -946,11 +955,20 @@ TEST_F(config_files, yaml_topics) {
               yaml_file() + ": topics.publish_endpoints: required when topics.enabled is true");
     config off = yaml(yaml_client + "topics:\n  enabled: false\n  topic_manager_endpoints: tcp -p 10000\n");
     EXPECT_FALSE(off.topics.enabled);
+    // Kept in a database unless transient, as IceStorm: the directory must be named.
+    const std::string on = "topics:\n  enabled: true\n  topic_manager_endpoints: tcp -p 10000\n  publish_endpoints: tcp -p 10001\n";
+    EXPECT_EQ(yaml_error(yaml_client + on),
+              yaml_file() + ": topics.store: required unless topics.transient is true: the directory where topics, "
+                            "subscribers and links are kept across restarts");
+    config mem = yaml(yaml_client + on + "  transient: true\n  store: ignored\n");
+    EXPECT_TRUE(mem.topics.transient);
+    EXPECT_EQ(mem.topics.store_dir, "");
+    EXPECT_EQ(yaml(yaml_client + on + "  store: /var/lib/moraine/topics\n").topics.store_dir, "/var/lib/moraine/topics");
 }
 
 TEST_F(config_files, yaml_topics_upstream) {
     const std::string topics = "topics:\n  enabled: true\n  topic_manager_endpoints: tcp -h 127.0.0.1 -p 10000\n"
-                               "  publish_endpoints: tcp -h 127.0.0.1 -p 10001\n";
+                               "  publish_endpoints: tcp -h 127.0.0.1 -p 10001\n  transient: true\n";
     config cfg = yaml(yaml_client + topics +
                       "  upstream:\n    topic_manager: \"Backbone/TopicManager:tcp -h 198.18.0.2 -p 10000\"\n"
                       "    topics: [time, news]\n    link_category: edge1\n"

@@ -54,6 +54,10 @@ struct catalog::call {
         send(net::reply_user_exception(r.request_id, enc(), type_id, member, false));
     }
     void not_exist(protocol::reply_status status) { send(net::reply_not_exist(r, status)); }
+    /// A change the topic database could not store is refused as a local failure.
+    void database_failure(const std::string& error) {
+        send(net::reply_unknown_local(r.request_id, "topic database: " + error));
+    }
     bool malformed(const protocol::input_stream& in) {
         if (in.ok()) return false;
         send(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: " + in.error().message()));
@@ -104,20 +108,66 @@ void catalog::manager_op(call& k) {
     k.not_exist(protocol::reply_status::operation_not_exist);
 }
 
+void catalog::persist(write_fn write, topic_store::done_fn then) {
+    if (auto* store = svc_.store()) return write(*store, std::move(then));
+    then({});
+}
+
 void catalog::create(call& k, const std::string& name) {
     if (topics_.contains(name)) return k.raise("::IceStorm::TopicExists", name);
-    topics_[name];
-    // Answer once every shard knows the topic, so a publish right after the reply is accepted anywhere.
-    auto reply = net::reply_ok(k.r.request_id, k.enc(),
-                                  [&](protocol::output_stream& os) { protocol::write_proxy(os, svc_.topic_proxy(name)); });
-    svc_.broadcast([name](local_topics& l) { l.topic_created(name); },
-                   [k = std::move(k), reply = std::move(reply)]() mutable { k.send(std::move(reply)); });
+    topics_[name];  // taken now: a second create while this one is being stored gets TopicExists
+    persist([name](topic_store& st, topic_store::done_fn done) { st.put_topic(name, std::move(done)); },
+            [this, k, name](const std::string& error) mutable {
+                if (!error.empty()) {
+                    topics_.erase(name);
+                    return k.database_failure(error);
+                }
+                // Answer once every shard knows the topic, so a publish right after the reply is accepted anywhere.
+                auto reply = net::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
+                    protocol::write_proxy(os, svc_.topic_proxy(name));
+                });
+                svc_.broadcast([name](local_topics& l) { l.topic_created(name); },
+                               [k, reply = std::move(reply)]() mutable { k.send(std::move(reply)); });
+            });
 }
 
 void catalog::ensure_topic(const std::string& name, std::function<void()> done) {
     if (topics_.contains(name)) return done();
     topics_[name];
-    svc_.broadcast([name](local_topics& l) { l.topic_created(name); }, std::move(done));
+    persist([name](topic_store& st, topic_store::done_fn d) { st.put_topic(name, std::move(d)); },
+            [this, name, done = std::move(done)](const std::string&) mutable {
+                // Kept in memory even if not stored: configured topics are made again at each start.
+                svc_.broadcast([name](local_topics& l) { l.topic_created(name); }, std::move(done));
+            });
+}
+
+void catalog::restore(stored_catalog stored) {
+    const unsigned shards = svc_.shards().size();
+    for (const auto& name : stored.topics) {
+        topics_[name];
+        for (unsigned i = 0; i < shards; ++i) svc_.local(i).topic_created(name);
+    }
+    for (auto& st : stored.subscribers) {
+        auto it = topics_.find(st.topic);
+        if (it == topics_.end()) continue;
+        auto made = make_subscriber(std::move(st.proxy), st.qos);
+        if (auto* reason = std::get_if<std::string>(&made)) {
+            spdlog::warn("topic database: a subscriber of '{}' is skipped: {}", st.topic, *reason);
+            continue;
+        }
+        auto& s = std::get<subscriber>(made);
+        if (s.session_local) continue;  // its session ended with the process that stored it
+        const unsigned shard = svc_.delivery_shard(s);
+        it->second.subscribers[s.key] = subscription{s.id, shard};
+        svc_.local(shard).add(st.topic, std::move(s));
+    }
+    for (auto& l : stored.links) {
+        if (auto it = topics_.find(l.topic); it != topics_.end()) it->second.links.push_back(std::move(l.link));
+    }
+    for (const auto& [name, t] : topics_) {
+        if (t.links.empty()) continue;
+        for (unsigned i = 0; i < shards; ++i) svc_.local(i).set_links(name, t.links);
+    }
 }
 
 void catalog::topic_op(call& k, const std::string& name) {
@@ -156,6 +206,22 @@ void catalog::topic_op(call& k, const std::string& name) {
     k.not_exist(protocol::reply_status::operation_not_exist);
 }
 
+std::variant<subscriber, std::string> catalog::make_subscriber(
+    protocol::proxy proxy, const std::vector<std::pair<std::string, std::string>>& entries) const {
+    const bool twoway = proxy.mode == static_cast<std::uint8_t>(protocol::proxy_mode::twoway);
+    auto q = parse_qos(entries, twoway);
+    if (auto* reason = std::get_if<std::string>(&q)) return *reason;
+    subscriber s;
+    s.id = proxy.id;
+    s.key = protocol::identity_to_string(proxy.id.view());
+    s.target = encode_target(proxy.id, proxy.facet);
+    s.session_local = svc_.is_session_subscriber(proxy);
+    s.twoway = twoway;
+    s.qos = std::get<qos>(q);
+    s.proxy = std::move(proxy);
+    return s;
+}
+
 void catalog::subscribe(call& k, const std::string& name) {
     auto in = k.params();
     const auto n = in.read_size();
@@ -167,33 +233,39 @@ void catalog::subscribe(call& k, const std::string& name) {
     auto proxy = protocol::read_proxy(in);
     if (k.malformed(in)) return;
     if (proxy.is_nil()) return k.raise("::IceStorm::InvalidSubscriber", "subscriber is a null proxy");
-    const bool twoway = proxy.mode == static_cast<std::uint8_t>(protocol::proxy_mode::twoway);
-    auto q = parse_qos(entries, twoway);
-    if (auto* reason = std::get_if<std::string>(&q)) return k.raise("::IceStorm::BadQoS", *reason);
+    auto made = make_subscriber(proxy, entries);
+    if (auto* reason = std::get_if<std::string>(&made)) return k.raise("::IceStorm::BadQoS", *reason);
+    auto s = std::make_shared<subscriber>(std::move(std::get<subscriber>(made)));
     auto& t = topics_[name];
-    std::string key = protocol::identity_to_string(proxy.id.view());
-    if (t.subscribers.contains(key)) return k.raise("::IceStorm::AlreadySubscribed", std::nullopt);
-
-    subscriber s;
-    s.id = proxy.id;
-    s.key = key;
-    s.target = encode_target(proxy.id, proxy.facet);
-    s.session_local = svc_.is_session_subscriber(proxy);
-    s.twoway = twoway;
-    s.qos = std::get<qos>(q);
-    s.proxy = std::move(proxy);
-    const unsigned shard = svc_.delivery_shard(s);
-    t.subscribers[key] = subscription{s.id, shard};
+    if (t.subscribers.contains(s->key)) return k.raise("::IceStorm::AlreadySubscribed", std::nullopt);
+    const unsigned shard = svc_.delivery_shard(*s);
+    t.subscribers[s->key] = subscription{s->id, shard};  // taken now: AlreadySubscribed while being stored
     auto reply = net::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
-        protocol::write_proxy(os, svc_.subscriber_publisher_proxy(name, s.id));
+        protocol::write_proxy(os, svc_.subscriber_publisher_proxy(name, s->id));
     });
     // The delivery shard adds the subscriber first and answers: no event published after the
     // answer can miss it.
-    svc_.shards().invoke_on(shard, [svc = &svc_, name, s = std::move(s), route = k.route, twoway_call = k.twoway(),
-                                    reply = std::move(reply)](net::shard& sh) mutable {
-        svc->local(sh.index()).add(name, std::move(s));
-        if (twoway_call) net::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
-    });
+    auto add = [svc = &svc_, name, shard, route = k.route, twoway_call = k.twoway(), reply = std::move(reply), s] {
+        svc->shards().invoke_on(shard, [svc, name, s, route, twoway_call, reply](net::shard& sh) mutable {
+            svc->local(sh.index()).add(name, std::move(*s));
+            if (twoway_call) net::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
+        });
+    };
+    // A servant of one of this router's sessions ends with its session: never stored.
+    if (s->session_local) return add();
+    // Answered only once stored: a crash after the answer loses no acknowledged subscription.
+    persist([name, proxy = std::move(proxy), entries = std::move(entries)](topic_store& st, topic_store::done_fn done) {
+                st.put_subscriber(name, proxy, entries, std::move(done));
+            },
+            [this, k, name, key = s->key, add = std::move(add)](const std::string& error) mutable {
+                auto it = topics_.find(name);
+                if (!error.empty()) {
+                    if (it != topics_.end()) it->second.subscribers.erase(key);
+                    return k.database_failure(error);
+                }
+                if (it == topics_.end()) return k.not_exist(protocol::reply_status::object_not_exist);  // destroyed meanwhile
+                add();
+            });
 }
 
 void catalog::unsubscribe(call& k, const std::string& name) {
@@ -205,17 +277,24 @@ void catalog::unsubscribe(call& k, const std::string& name) {
     if (proxy.is_nil()) return k.raise("::IceStorm::InvalidSubscriber", "subscriber is a null proxy");
     auto& t = topics_[name];
     const auto key = protocol::identity_to_string(proxy.id.view());
-    if (auto it = t.subscribers.find(key); it != t.subscribers.end()) {
-        svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](net::shard& sh) {
-            svc->local(sh.index()).remove(name, key);
-        });
-        t.subscribers.erase(it);
-    }
-    k.ok_void();
+    auto it = t.subscribers.find(key);
+    if (it == t.subscribers.end()) return k.ok_void();  // IceStorm: not subscribed is not an error
+    svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](net::shard& sh) {
+        svc->local(sh.index()).remove(name, key);
+    });
+    t.subscribers.erase(it);
+    persist([name, key](topic_store& st, topic_store::done_fn done) { st.erase_subscriber(name, key, std::move(done)); },
+            [k](const std::string& error) mutable {
+                if (!error.empty()) return k.database_failure(error);
+                k.ok_void();
+            });
 }
 
 void catalog::forget(const std::string& topic, const std::string& key) {
-    if (auto it = topics_.find(topic); it != topics_.end()) it->second.subscribers.erase(key);
+    auto it = topics_.find(topic);
+    if (it == topics_.end() || it->second.subscribers.erase(key) == 0) return;
+    persist([topic, key](topic_store& st, topic_store::done_fn done) { st.erase_subscriber(topic, key, std::move(done)); },
+            [](const std::string&) {});  // a failure is logged by the store
 }
 
 void catalog::link(call& k, const std::string& name) {
@@ -247,8 +326,20 @@ void catalog::link(call& k, const std::string& name) {
                        if (publisher->id.name.ends_with(".publish"))
                            publisher->id.name.replace(publisher->id.name.size() - 8, 8, ".link");
                        it->second.links.push_back(link_info{linked, linked_name, cost, std::move(*publisher)});
-                       broadcast_links(name);
-                       k.ok_void();
+                       persist([name, l = it->second.links.back()](topic_store& st, topic_store::done_fn done) {
+                                   st.put_link(name, l, std::move(done));
+                               },
+                               [this, k, name, linked_name](const std::string& error) mutable {
+                                   auto it = topics_.find(name);
+                                   if (!error.empty()) {
+                                       if (it != topics_.end())
+                                           std::erase_if(it->second.links,
+                                                         [&](const link_info& l) { return l.name == linked_name; });
+                                       return k.database_failure(error);
+                                   }
+                                   broadcast_links(name);
+                                   k.ok_void();
+                               });
                    });
 }
 
@@ -262,7 +353,13 @@ void catalog::unlink(call& k, const std::string& name) {
     std::erase_if(links, [&](const link_info& l) { return l.name == linked_name; });
     if (links.size() == before) return k.raise("::IceStorm::NoSuchLink", linked_name);
     broadcast_links(name);
-    k.ok_void();
+    persist([name, linked_name](topic_store& st, topic_store::done_fn done) {
+                st.erase_link(name, linked_name, std::move(done));
+            },
+            [k](const std::string& error) mutable {
+                if (!error.empty()) return k.database_failure(error);
+                k.ok_void();
+            });
 }
 
 void catalog::drop_link(const std::string& name, const std::string& linked) {
@@ -271,15 +368,26 @@ void catalog::drop_link(const std::string& name, const std::string& linked) {
     if (std::erase_if(it->second.links, [&](const link_info& l) { return l.name == linked; }) == 0) return;
     spdlog::info("topic '{}': link to '{}' removed, the linked topic no longer exists", name, linked);
     broadcast_links(name);
+    persist([name, linked](topic_store& st, topic_store::done_fn done) { st.erase_link(name, linked, std::move(done)); },
+            [](const std::string&) {});  // a failure is logged by the store
 }
 
 void catalog::broadcast_links(const std::string& name) {
-    svc_.broadcast([name, links = topics_[name].links](local_topics& l) { l.set_links(name, links); }, [] {});
+    auto it = topics_.find(name);
+    if (it == topics_.end()) return;
+    svc_.broadcast([name, links = it->second.links](local_topics& l) { l.set_links(name, links); }, [] {});
 }
 
 void catalog::destroy(call& k, const std::string& name) {
     topics_.erase(name);
-    svc_.broadcast([name](local_topics& l) { l.topic_destroyed(name); }, [k = std::move(k)]() mutable { k.ok_void(); });
+    persist([name](topic_store& st, topic_store::done_fn done) { st.erase_topic(name, std::move(done)); },
+            [this, k, name](const std::string& error) mutable {
+                // Gone from memory either way; answered once every shard forgot it too.
+                svc_.broadcast([name](local_topics& l) { l.topic_destroyed(name); }, [k, error]() mutable {
+                    if (!error.empty()) return k.database_failure(error);
+                    k.ok_void();
+                });
+            });
 }
 
 }  // namespace moraine::icestorm

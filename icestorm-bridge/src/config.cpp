@@ -61,6 +61,12 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     check_not_zero(t.send_queue_size_max, p.at("IceStorm.Send.QueueSizeMax"), "IceStorm.Send.QueueSizeMax");
     if (const std::string* v = p.find("IceStorm.Send.QueueSizeMaxPolicy"))
         t.send_queue_policy = parse_policy(*v, p.at("IceStorm.Send.QueueSizeMaxPolicy"), "IceStorm.Send.QueueSizeMaxPolicy");
+    int transient = 0;  // IceStorm reads any integer; 0 and 1 are the documented values
+    p.read_int("IceStorm.Transient", 0, 1, transient);
+    t.transient = transient == 1;
+    t.store_dir = "IceStorm";  // IceStorm 3.7's default LMDB.Path: the service's name, relative
+    if (const std::string* path = p.find("IceStorm.LMDB.Path"); path && !path->empty()) t.store_dir = *path;
+    if (t.transient) t.store_dir.clear();
     auto& u = t.upstream;
     if (const std::string* m = p.find("Moraine.Topics.Upstream.TopicManager"))
         u.topic_manager = upstream_manager(*m, p.at("Moraine.Topics.Upstream.TopicManager"),
@@ -78,11 +84,11 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
         warnings.push_back(p.file() +
                            ": topic service off: it needs both IceStorm.TopicManager.Endpoints and "
                            "IceStorm.Publish.Endpoints");
-    detail::check_icestorm_keys(p, t.enabled, warnings);  // docs/properties.md
+    detail::check_icestorm_keys(p, warnings);  // docs/properties.md
     return t;
 }
 
-topics_config read_topics_config(net::yaml_section& root) {
+topics_config read_topics_config(net::yaml_section& root, const std::filesystem::path& base_dir) {
     topics_config t;
     auto s = root.section("topics");
     s.read("enabled", t.enabled);
@@ -100,6 +106,9 @@ topics_config read_topics_config(net::yaml_section& root) {
     std::string policy;
     s.read("send_queue_size_max_policy", policy);
     if (!policy.empty()) t.send_queue_policy = parse_policy(policy, s.file(), "topics.send_queue_size_max_policy");
+    t.transient = false;  // IceStorm's default: kept in a database
+    s.read("transient", t.transient);
+    s.read("store", t.store_dir);
     auto up = s.section("upstream");
     auto& u = t.upstream;
     std::string manager;
@@ -120,6 +129,12 @@ topics_config read_topics_config(net::yaml_section& root) {
         throw net::config_error(s.file(), "topics.topic_manager_endpoints", "required when topics.enabled is true");
     if (t.publish_endpoints.empty())
         throw net::config_error(s.file(), "topics.publish_endpoints", "required when topics.enabled is true");
+    if (!t.transient && t.store_dir.empty())
+        throw net::config_error(s.file(), "topics.store",
+                                "required unless topics.transient is true: the directory where topics, subscribers "
+                                "and links are kept across restarts");
+    if (t.transient) t.store_dir.clear();
+    else t.store_dir = (base_dir / t.store_dir).lexically_normal().string();  // an absolute store stays as it is
     return t;
 }
 

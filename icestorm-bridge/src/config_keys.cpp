@@ -16,7 +16,7 @@ constexpr std::string_view prefix = "IceStorm.";
 
 // Keys after the prefix that the topic service reads.
 constexpr std::string_view honoured[] = {"InstanceName",      "TopicManager.Endpoints", "TopicManager.PublishedEndpoints",
-                                         "Publish.Endpoints", "Publish.PublishedEndpoints", "Transient",
+                                         "Publish.Endpoints", "Publish.PublishedEndpoints", "Transient", "LMDB.Path",
                                          "Send.Timeout",      "Send.QueueSizeMax",      "Send.QueueSizeMaxPolicy",
                                          "Discard.Interval"};
 
@@ -45,8 +45,7 @@ bool is_replication_key(std::string_view rest) {
 /// Why a documented key has no effect (nullopt: honoured or unknown).
 std::optional<std::string> noop_reason(std::string_view rest) {
     if (rest == "Flush.Timeout") return std::string("no flush timer for batch subscribers");
-    if (rest == "LMDB.Path" || rest == "LMDB.MapSize")
-        return std::string("no database: topics live in memory only, as with IceStorm.Transient=1");
+    if (rest == "LMDB.MapSize") return std::string("the topic database is SQLite, which grows as needed");
     if (rest == "Trace.Topic" || rest == "Trace.TopicManager" || rest == "Trace.Subscriber")
         return std::string("the topic service has no trace categories; --log-level debug shows subscriber failures");
     if (rest == "Trace.Election" || rest == "Trace.Replication" || rest.starts_with("Election."))
@@ -62,7 +61,7 @@ std::optional<std::string> noop_reason(std::string_view rest) {
 
 }  // namespace
 
-void check_icestorm_keys(const net::property_file& p, bool enabled, std::vector<std::string>& warnings) {
+void check_icestorm_keys(const net::property_file& p, std::vector<std::string>& warnings) {
     for (const auto& [key, value] : p.all()) {
         if (!key.starts_with(prefix)) continue;
         const std::string_view rest = std::string_view(key).substr(prefix.size());
@@ -76,12 +75,6 @@ void check_icestorm_keys(const net::property_file& p, bool enabled, std::vector<
         else
             warnings.push_back(p.at(key) + ": " + key + ": unknown property, ignored");
     }
-    const std::string* transient = p.find("IceStorm.Transient");
-    if (enabled && (!transient || *transient != "1"))
-        warnings.push_back(p.at("IceStorm.Transient") +
-                           ": IceStorm.Transient: " + (transient ? "'" + *transient + "'" : std::string("unset")) +
-                           ": Moraine keeps topics in memory only, as with IceStorm.Transient=1 (they are lost "
-                           "when the router stops)");
 }
 
 }  // namespace moraine::icestorm::detail

@@ -11,9 +11,8 @@ namespace moraine::icestorm::detail {
 /** Checks every `IceStorm.*` key of `p`: replication keys (NodeId, Nodes.*, Node.*,
     Replicated*Endpoints) stop start-up, as Moraine has no replicated topic service; documented
     keys Moraine does not act on get `<file>:<line>: <key>: accepted, has no effect in Moraine
-    (why)` in `warnings`; other keys get "unknown property". `enabled`: the service will run
-    (then IceStorm.Transient other than 1 is named: topics live in memory only).
+    (why)` in `warnings`; other keys get "unknown property".
     @throws net::config_error for a refused key. */
-void check_icestorm_keys(const net::property_file& p, bool enabled, std::vector<std::string>& warnings);
+void check_icestorm_keys(const net::property_file& p, std::vector<std::string>& warnings);
 
 }  // namespace moraine::icestorm::detail

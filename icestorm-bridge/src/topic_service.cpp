@@ -79,6 +79,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     }
     catalog_ = std::make_unique<icestorm::catalog>(*this);
     const auto& c = cfg_;
+    if (!c.transient) open_store();
     auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
@@ -100,6 +101,16 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
 }
 
 topic_service::~topic_service() = default;
+
+void topic_service::open_store() {
+    // Before the endpoints are bound: is_session_subscriber needs no endpoints of ours, and no
+    // request can reach the catalog before it holds what was stored.
+    store_ = std::make_unique<topic_store>(cfg_.store_dir, shards_.at(0).io().get_executor());
+    auto stored = store_->load();
+    spdlog::info("topic database {}: {} topic(s), {} subscriber(s), {} link(s) restored", store_->path(),
+                 stored.topics.size(), stored.subscribers.size(), stored.links.size());
+    catalog_->restore(std::move(stored));
+}
 
 protocol::proxy topic_service::topic_proxy(std::string_view name) const {
     return proxy_at("topic." + std::string(name), cfg().instance_name, manager_endpoints_);

@@ -1,6 +1,7 @@
 #pragma once
 // The topic catalog: TopicManager and Topic objects (docs/icestorm.md §1-3, §6). Lives on shard 0.
 #include <moraine/icestorm/local_topics.hpp>
+#include <moraine/icestorm/topic_store.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/request.hpp>
@@ -9,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace moraine::icestorm {
@@ -17,6 +19,7 @@ class topic_service;
 
 /// Topics, their subscribers (which shard delivers to each) and their links. Touched only on
 /// shard 0's thread; every change that matters to delivery is sent to the shards as a message.
+/// With a topic database (topic_service::store), a change is answered once it is stored.
 class catalog {
 public:
     explicit catalog(topic_service& svc) : svc_(svc) {}
@@ -38,6 +41,11 @@ public:
     /// Creates `name` if absent (configured topics, upstream links); `done` runs once every shard knows it.
     void ensure_topic(const std::string& name, std::function<void()> done);
 
+    /** Rebuilds topics, subscribers and links read from the topic database. Call once, before
+        the shards run: every shard's local_topics is filled directly. A subscriber whose stored
+        QoS no longer parses is skipped with a warning. */
+    void restore(stored_catalog stored);
+
 private:
     struct subscription {
         protocol::identity id;
@@ -48,6 +56,14 @@ private:
         std::vector<link_info> links;
     };
     struct call;
+    using write_fn = std::function<void(topic_store&, topic_store::done_fn)>;
+
+    /// Runs `write` on the topic database, then `then` on shard 0 with its outcome (empty: stored).
+    /// Transient (no database): `then` runs at once with an empty outcome.
+    void persist(write_fn write, topic_store::done_fn then);
+    /// The subscriber `proxy` (not nil) with QoS `entries` stands for, or the BadQoS reason.
+    std::variant<subscriber, std::string> make_subscriber(protocol::proxy proxy,
+                                                          const std::vector<std::pair<std::string, std::string>>& entries) const;
 
     void manager_op(call& k);
     void topic_op(call& k, const std::string& name);

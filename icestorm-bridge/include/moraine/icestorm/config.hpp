@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,13 @@ struct topics_config {
     /// IceStorm.Send.QueueSizeMaxPolicy / send_queue_size_max_policy: RemoveSubscriber or DropEvents.
     queue_policy send_queue_policy = queue_policy::remove_subscriber;
     upstream_config upstream;
+    /// IceStorm.Transient=1 / transient: topics, subscribers and links live in memory only. The
+    /// readers default it to false, as IceStorm does; a configuration built in code is transient.
+    bool transient = true;
+    /** IceStorm.LMDB.Path / store: the existing directory of the topic database (topic_store),
+        used unless `transient`. Property files default to `IceStorm` (relative to the working
+        directory), as IceStorm 3.7 does; YAML requires it. */
+    std::string store_dir;
 };
 
 /// The delivery settings every subscriber's delivery_state applies, from `t`.
@@ -54,15 +62,17 @@ delivery_limits delivery_limits_of(const topics_config& t) noexcept;
 
 /** IceStorm.InstanceName, IceStorm.TopicManager.(Published)Endpoints and
     IceStorm.Publish.(Published)Endpoints, IceStorm.Send.Timeout, IceStorm.Discard.Interval,
-    IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, and Moraine.Topics.Upstream.{TopicManager, Topics,
+    IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, IceStorm.Transient and IceStorm.LMDB.Path, and Moraine.Topics.Upstream.{TopicManager, Topics,
     LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
     set; one alone is reported in `warnings`, as are the other IceStorm.* keys Moraine accepts
     without acting on them (docs/properties.md). @throws config_error (bad endpoint, bad
     upstream, a delivery key out of range or an unknown policy, an IceStorm replication key). */
 topics_config read_topics_config(const net::property_file& p, std::vector<std::string>& warnings);
 
-/** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it).
-    @throws config_error: unknown key, bad value, or enabled without both endpoint lists. */
-topics_config read_topics_config(net::yaml_section& root);
+/** The `topics` section of Moraine's YAML (conf/moraine.yaml documents it); a relative `store`
+    is taken from `base_dir` (the file's directory).
+    @throws config_error: unknown key, bad value, enabled without both endpoint lists, or
+    neither `store` nor `transient: true`. */
+topics_config read_topics_config(net::yaml_section& root, const std::filesystem::path& base_dir = {});
 
 }  // namespace moraine::icestorm

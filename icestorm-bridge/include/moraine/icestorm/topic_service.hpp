@@ -31,6 +31,8 @@ class upstream_link;
 class topic_service {
 public:
     /** Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
+        Unless `cfg.transient`, opens the topic database in `cfg.store_dir` and restores its
+        topics, subscribers and links (@throws store_error when it cannot be opened or read).
         `sessions` (may be null: no router beside it) is how subscribers that are servants in a
         router's sessions are reached. With `topics.upstream`, the links from the upstream IceStorm
         are made from shard 0 once the shards run (upstream_link). @throws boost::system::system_error if an endpoint cannot be bound. */
@@ -45,6 +47,8 @@ public:
     local_topics& local(unsigned shard) noexcept { return *locals_[shard]; }
     /// The catalog: use only on shard 0's thread.
     icestorm::catalog& cat() noexcept { return *catalog_; }
+    /// The topic database, or null when transient (topics_config::transient).
+    topic_store* store() noexcept { return store_.get(); }
 
     protocol::proxy topic_proxy(std::string_view name) const;                 ///< <inst>/topic.<name> @ TopicManager endpoints
     protocol::proxy publisher_proxy(std::string_view name) const;             ///< <inst>/<name>.publish @ Publish endpoints
@@ -67,6 +71,8 @@ public:
     void dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side);
 
 private:
+    /// Opens cfg_.store_dir's topic database and restores the catalog from it.
+    void open_store();
     void dispatch_publish(topic_connection& c, const protocol::request_view& r);
     /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
     void dispatch_finder(topic_connection& c, const protocol::request_view& r);
@@ -86,6 +92,7 @@ private:
     std::vector<protocol::endpoint> publish_endpoints_;  // as published
     std::vector<std::unique_ptr<local_topics>> locals_;
     std::unique_ptr<icestorm::catalog> catalog_;
+    std::unique_ptr<topic_store> store_;  // after catalog_: its queued writes finish first
     std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
 };
 
