@@ -101,7 +101,7 @@ class Cases:
                 "IceStorm.Publish.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
                 "IceStorm.Transient": "1",
                 "IceStorm.Flush.Timeout": "500",
-                "IceStorm.LMDB.Path": "db",
+                "IceStorm.LMDB.MapSize": "16",
                 "IceStorm.Trace.Topic": "1"}
         argv = self.ice("noop-keys", keys)
         path = re.escape(argv[1])
@@ -123,6 +123,11 @@ class Cases:
                                       "IceStorm.Publish.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
                                       "IceStorm.Nodes.1": "IceStorm1/node:tcp -h %s -p %d" % (HOST, free_port())}),
              [word("IceStorm.Nodes.1"), ("replication", "replication is not supported")], False),
+            ("topic_database_missing",
+             self.ice("no-topic-db", {"IceStorm.TopicManager.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                                      "IceStorm.Publish.Endpoints": "tcp -h %s -p %d" % (HOST, free_port()),
+                                      "IceStorm.LMDB.Path": os.path.join(self.d, "absent-db")}),
+             [("the directory", re.escape(os.path.join(self.d, "absent-db")) + ".*does not exist")], False),
             ("removed_category_filter",
              self.ice("allow-categories", {"Glacier2.AllowCategories": "public"}),
              [word("Glacier2.AllowCategories"), word("Glacier2.Filter.Category.Accept")], False),
