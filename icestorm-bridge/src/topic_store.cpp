@@ -93,6 +93,11 @@ struct topic_store::write_op {
     std::vector<value> args;
 };
 
+struct topic_store::change {
+    std::vector<write_op> ops;
+    done_fn done;
+};
+
 topic_store::topic_store(const std::string& dir, boost::asio::any_io_executor home)
     : path_((std::filesystem::path(dir) / file_name).string()), home_(std::move(home)) {
     std::error_code ec;
@@ -207,23 +212,50 @@ void topic_store::erase_link(const std::string& topic, const std::string& linked
 }
 
 void topic_store::submit(std::vector<write_op> ops, done_fn done) {
-    boost::asio::post(writer_, [this, ops = std::move(ops), done = std::move(done)]() mutable {
-        auto error = run(ops);
-        if (!error.empty()) spdlog::error("topic database {}: write failed: {}", path_, error);
-        if (done) boost::asio::post(home_, [done = std::move(done), error = std::move(error)] { done(error); });
-    });
+    std::lock_guard lock(mutex_);
+    queued_.push_back(change{std::move(ops), std::move(done)});
+    if (draining_) return;  // the posted drain takes this one too
+    draining_ = true;
+    boost::asio::post(writer_, [this] { drain(); });
 }
 
-std::string topic_store::run(const std::vector<write_op>& ops) {
+void topic_store::drain() {
+    std::vector<change> batch;
+    {
+        std::lock_guard lock(mutex_);
+        batch.swap(queued_);
+        draining_ = false;
+    }
+    std::vector<change*> all;
+    for (auto& c : batch) all.push_back(&c);
+    std::vector<std::string> outcome(batch.size());
+    if (auto error = commit(all); !error.empty()) {
+        for (std::size_t i = 0; i < batch.size(); ++i) outcome[i] = commit({&batch[i]});
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!outcome[i].empty()) spdlog::error("topic database {}: write failed: {}", path_, outcome[i]);
+        if (batch[i].done)
+            boost::asio::post(home_, [done = std::move(batch[i].done), error = std::move(outcome[i])] { done(error); });
+    }
+}
+
+std::string topic_store::commit(const std::vector<change*>& batch) {
     if (sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) return sqlite3_errmsg(db_);
-    auto rollback = [this] {
-        std::string why = sqlite3_errmsg(db_);
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        return why;
-    };
+    std::string error;
+    for (const change* c : batch) {
+        error = apply(c->ops);
+        if (!error.empty()) break;
+    }
+    if (error.empty() && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) return {};
+    if (error.empty()) error = sqlite3_errmsg(db_);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return error;
+}
+
+std::string topic_store::apply(const std::vector<write_op>& ops) {
     for (const auto& op : ops) {
         statement st(db_, op.sql);
-        if (!st.s) return rollback();
+        if (!st.s) return sqlite3_errmsg(db_);
         int i = 1;
         for (const auto& a : op.args) {
             if (const auto* text = std::get_if<std::string>(&a))
@@ -234,9 +266,8 @@ std::string topic_store::run(const std::vector<write_op>& ops) {
                 sqlite3_bind_int64(st.s, i, std::get<std::int64_t>(a));
             ++i;
         }
-        if (sqlite3_step(st.s) != SQLITE_DONE) return rollback();
+        if (sqlite3_step(st.s) != SQLITE_DONE) return sqlite3_errmsg(db_);
     }
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return rollback();
     return {};
 }
 

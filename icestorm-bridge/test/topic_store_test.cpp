@@ -103,6 +103,23 @@ TEST_F(topic_store_test, erasing_a_topic_takes_its_subscribers_and_links) {
     EXPECT_TRUE(c.links.empty());
 }
 
+TEST_F(topic_store_test, a_burst_of_changes_is_stored_whole_and_in_order) {
+    constexpr int n = 300;  // queued faster than one commit: most share a transaction
+    {
+        topic_store st(dir_.string(), io_.get_executor());
+        st.put_topic("burst", record());
+        for (int i = 0; i < n; ++i)
+            st.put_subscriber("burst", proxy("s" + std::to_string(i) + ":tcp -p 1"), {}, record());
+        for (int i = 0; i < n; i += 2) st.erase_subscriber("burst", "s" + std::to_string(i), record());
+        settle(1 + n + n / 2);
+    }
+    EXPECT_EQ(outcomes_, std::vector<std::string>(1 + n + n / 2));
+    topic_store st(dir_.string(), io_.get_executor());
+    auto c = st.load();
+    ASSERT_EQ(c.subscribers.size(), static_cast<std::size_t>(n / 2));
+    for (const auto& s : c.subscribers) EXPECT_EQ(std::stoi(s.proxy.id.name.substr(1)) % 2, 1) << s.proxy.id.name;
+}
+
 TEST_F(topic_store_test, refuses_a_missing_directory_and_a_second_user) {
     EXPECT_THROW(topic_store((dir_ / "absent").string(), io_.get_executor()), store_error);
     topic_store first(dir_.string(), io_.get_executor());

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,7 +47,8 @@ struct stored_catalog {
 
 /** The catalog's durable copy: one SQLite file, `<dir>/moraine-topics.sqlite3`, in WAL mode with
     synchronous=FULL, so a write whose completion ran survives a crash of the process or the
-    machine. Writes run in the order given, one transaction each, on the store's own thread;
+    machine. Changes are made in the order given, on the store's own thread, those queued together
+    in one transaction;
     each completion is posted to `home` (the catalog's shard) with an empty string, or with the
     SQLite error when the write was not made. The file is locked for the process's lifetime:
     a second router on the same directory stops at start-up. */
@@ -84,15 +86,25 @@ public:
 
 private:
     struct statement;
-    /// One write: SQL with text/blob/int arguments, run in its own transaction.
+    /// One SQL statement with its text/blob/int arguments.
     struct write_op;
+    /// One change: its statements (one transaction) and its completion.
+    struct change;
     void submit(std::vector<write_op> ops, done_fn done);
-    std::string run(const std::vector<write_op>& ops);
+    /// Writer thread: commits every change queued so far in one transaction (group commit: one
+    /// fsync for a burst of subscribes); if that fails, each change alone, so each gets its own outcome.
+    void drain();
+    /// Runs `ops` inside the open transaction; SQLite's message on failure.
+    std::string apply(const std::vector<write_op>& ops);
+    std::string commit(const std::vector<change*>& batch);
 
     std::string path_;
     sqlite3* db_ = nullptr;
     boost::asio::any_io_executor home_;
-    boost::asio::thread_pool writer_{1};  // one thread: writes keep their order
+    std::mutex mutex_;
+    std::vector<change> queued_;  // guarded by mutex_
+    bool draining_ = false;       // a drain is posted and has not taken the queue yet; guarded by mutex_
+    boost::asio::thread_pool writer_{1};  // one thread: changes keep their order
 };
 
 }  // namespace moraine::icestorm
