@@ -543,6 +543,9 @@ TEST_F(config_files, heartbeats_on_idle_client_connections) {
     EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=0\n").router.heartbeat_interval(), 0);
     EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=1\n").router.heartbeat_interval(), 0);
     EXPECT_EQ(ice(client + "Glacier2.Client.ACM.Heartbeat=3\n").router.heartbeat_interval(), 30000);
+    EXPECT_TRUE(ice(client + "Glacier2.Client.ACM.Heartbeat=3\n").router.heartbeat_always);
+    EXPECT_FALSE(ice(client + "Glacier2.Client.ACM.Heartbeat=2\n").router.heartbeat_always);
+    EXPECT_FALSE(ice(client).router.heartbeat_always);
     EXPECT_EQ(ice(client + "Ice.ACM.Heartbeat=0\n").router.heartbeat_interval(), 0);
     EXPECT_EQ(ice(client + "Ice.ACM.Heartbeat=0\nGlacier2.Client.ACM.Heartbeat=2\n").router.heartbeat_interval(), 30000);
     EXPECT_EQ(ice(client + "Moraine.Client.HeartbeatInterval=5000\n").router.heartbeat_interval(), 5000);
@@ -550,6 +553,7 @@ TEST_F(config_files, heartbeats_on_idle_client_connections) {
               std::string::npos);
     EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n").router.heartbeat_interval(), 30000);
     EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n  heartbeat_interval_ms: 0\n").router.heartbeat_interval(), 0);
+    EXPECT_TRUE(yaml("client:\n  endpoints: \"tcp -p 4063\"\n  heartbeat_always: true\n").router.heartbeat_always);
     EXPECT_EQ(yaml("client:\n  endpoints: \"tcp -p 4063\"\n  heartbeat_interval_ms: 2500\n").router.heartbeat_interval(),
               2500);
 }
@@ -799,7 +803,7 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
                             "log_level, limits, tls, locator, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
-                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms)");
+                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
               std::string::npos);
 }

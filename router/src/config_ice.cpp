@@ -96,15 +96,16 @@ void read_forwarding(const property_file& p, config& cfg) {
 
 // Heartbeats on idle client connections. Ice's ACM.Heartbeat: 0 off, 1 on dispatch, 2 on idle,
 // 3 always; the adapter's key first, then the communicator's server then global one, as for the
-// timeout. Moraine sends them on idle connections (2 and 3, and when nothing is set: Ice 3.8
-// clients drop a connection they read nothing from for 60 s) or not at all (0 and 1: a router
-// has no long dispatches of its own to cover). Moraine.Client.HeartbeatInterval (ms) sets the period.
+// timeout. Moraine sends them on idle connections (2, and when nothing is set: Ice 3.8 clients
+// drop a connection they read nothing from for 60 s), on every connection each period (3), or
+// not at all (0 and 1: a router has no long dispatches of its own to cover). Moraine.Client.HeartbeatInterval (ms) sets the period.
 void read_heartbeat(const property_file& p, config& cfg) {
     for (const char* key : {"Glacier2.Client.ACM.Heartbeat", "Ice.ACM.Server.Heartbeat", "Ice.ACM.Heartbeat"}) {
         if (!p.find(key)) continue;
         int mode = 2;
         p.read_int(key, 0, 3, mode);
         if (mode < 2) cfg.heartbeat_interval_ms = 0;
+        cfg.heartbeat_always = mode == 3;
         break;
     }
     if (cfg.heartbeat_interval_ms != 0)

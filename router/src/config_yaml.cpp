@@ -24,6 +24,7 @@ void read_client(yaml_section s, config& cfg) {
     cfg.acm_timeout_s = cfg.session_timeout_s > 0 ? static_cast<int>(cfg.session_timeout_s) : 60;
     s.read_int("acm_timeout", 0, INT_MAX, cfg.acm_timeout_s);
     s.read_int("heartbeat_interval_ms", 0, INT_MAX, cfg.heartbeat_interval_ms);
+    s.read("heartbeat_always", cfg.heartbeat_always);
     s.finish();
 }
 

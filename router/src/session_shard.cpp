@@ -132,14 +132,16 @@ net::asio::awaitable<void> session_shard::heartbeat_sweep() {
     // Every half period, each client connection that was sent nothing since the previous sweep
     // gets a heartbeat: no connection goes a whole period without a byte from the router. One
     // timer per shard, not one per connection: idle sessions cost nothing else.
-    const auto period = std::chrono::milliseconds(std::max(2, cfg().heartbeat_interval() / 2));
+    // HeartbeatAlways: every connection once per period, whatever else it is sent.
+    const bool always = cfg().heartbeat_always;
+    const auto period = std::chrono::milliseconds(std::max(2, always ? cfg().heartbeat_interval() : cfg().heartbeat_interval() / 2));
     net::asio::steady_timer timer(io_.io());
     for (;;) {
         timer.expires_after(period);
         auto [ec] = co_await timer.async_wait(net::nothrow_awaitable);
         if (ec) co_return;
         std::vector<client_connection*> all(clients_.begin(), clients_.end());  // a failed write may close one
-        for (auto* c : all) c->heartbeat_if_idle();
+        for (auto* c : all) always ? c->heartbeat() : c->heartbeat_if_idle();
     }
 }
 

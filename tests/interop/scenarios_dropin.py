@@ -271,3 +271,60 @@ def two_endpoint_proxy_first_dead(env):
             check(outcome != "answered", "%s: a proxy with only dead endpoints was answered" % name)
             notes.append("%s ok, all dead -> %s in %.0f ms" % (name, outcome, 1000 * (time.monotonic() - t0)))
     return "; ".join(notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Heartbeats on a busy connection (Glacier2.Client.ACM.Heartbeat=3, HeartbeatAlways)
+
+BUSY_SECONDS = 3.2   # s of a busy connection
+BUSY_PACE = 0.05     # s between two ice_ping requests: the connection is never idle for long
+HEARTBEAT_ACM = "2"  # s: Glacier2.Client.ACM.Timeout, so heartbeats are due about every second
+
+
+def busy_heartbeats(router):
+    """A raw connection that pings the router object every BUSY_PACE s for BUSY_SECONDS; returns
+    (replies, heartbeats received) after the connection's first validate connection."""
+    conn = H.RawConn(router.client_port)
+    replies = heartbeats = 0
+    rid = 0
+    try:
+        end = time.monotonic() + BUSY_SECONDS
+        while time.monotonic() < end:
+            rid += 1
+            conn.send(H.request(rid, "router", "Glacier2", "ice_ping", mode=1))
+            deadline = time.monotonic() + BUSY_PACE
+            while True:  # read everything that arrives before the next ping is due
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                msg = conn.read(timeout=left)
+                if msg == "timeout":
+                    break
+                check(isinstance(msg, bytes), "the router's connection ended: %s" % msg)
+                if msg == H.VALIDATE:
+                    heartbeats += 1
+                elif msg[8] == 2:
+                    replies += 1
+    finally:
+        conn.close()
+    return replies, heartbeats
+
+
+@scenario
+def heartbeat_always_busy_connection(env):
+    """`Glacier2.Client.ACM.Heartbeat=3` (HeartbeatAlways) heartbeats a connection that is never
+    idle; `=2` (on idle) does not. Routers `heartbeat-idle` and `heartbeat-always`, each with
+    `Glacier2.Client.ACM.Timeout=2`; a raw client pings the router object every 50 ms for 3.2 s
+    and counts the validate connection messages it receives besides the replies."""
+    base = {"Glacier2.CryptPasswords": env.passwords, "Glacier2.Client.ACM.Timeout": HEARTBEAT_ACM}
+    counts = {}
+    for mode, name in (("2", "idle"), ("3", "always")):
+        router = env.router("heartbeat-" + name, dict(base, **{"Glacier2.Client.ACM.Heartbeat": mode}), server=False)
+        counts[name] = busy_heartbeats(router)
+    (idle_replies, idle_beats), (always_replies, always_beats) = counts["idle"], counts["always"]
+    check(idle_replies > 40 and always_replies > 40, "too few replies to call the connection busy: %s" % counts)
+    check(idle_beats == 0, "Heartbeat=2 sent %d heartbeat(s) to a connection busy with replies" % idle_beats)
+    check(always_beats >= 2, "Heartbeat=3 sent %d heartbeat(s) in %.1f s to a busy connection (ACM timeout %s s)"
+          % (always_beats, BUSY_SECONDS, HEARTBEAT_ACM))
+    return "busy %.1f s (%d/%d replies): Heartbeat=2 sent %d heartbeats, Heartbeat=3 sent %d" % (
+        BUSY_SECONDS, idle_replies, always_replies, idle_beats, always_beats)

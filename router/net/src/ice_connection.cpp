@@ -206,8 +206,12 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
 }
 
 void ice_connection::heartbeat_if_idle() {
-    if (closed_ || closing_ || !loops_started_) return;
     if (std::exchange(queued_since_heartbeat_, false)) return;
+    heartbeat();
+}
+
+void ice_connection::heartbeat() {
+    if (closed_ || closing_ || !loops_started_) return;
     ++home_.metrics().heartbeats_sent;
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));

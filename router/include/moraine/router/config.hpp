@@ -57,6 +57,9 @@ struct config {
     /// nothing from for 60 s) and Ice 3.7 clients with ACM keep their sessions; 0 = never.
     /// Default: half the ACM timeout, at most 30 s. (Glacier2.Client.ACM.Heartbeat 0/1 = off.)
     int heartbeat_interval_ms = -1;       ///< -1 = the default above, resolved by heartbeat_interval()
+    /// Glacier2.Client.ACM.Heartbeat=3 (HeartbeatAlways) / client.heartbeat_always: a heartbeat
+    /// every heartbeat_interval() on every client connection, busy or not.
+    bool heartbeat_always = false;
     std::size_t routing_table_max = 1000; ///< Glacier2.RoutingTable.MaxSize
 
     auth_mode auth = auth_mode::none;

@@ -59,6 +59,9 @@ public:
         queued since the previous call. Called every half heartbeat period, it keeps the gap
         between two writes under one period. Nothing before the loops run or once closing. */
     void heartbeat_if_idle();
+    /// Queues a heartbeat (validate connection) now, busy or not (ACM HeartbeatAlways).
+    /// Nothing before the loops run or once closing.
+    void heartbeat();
 
     /** End of a loop turn (turn_flusher): writes what this turn queued with one non-blocking
         writev, up to 256 frames; a short write or more frames go on in the write loop. Nothing
