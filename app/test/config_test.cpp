@@ -484,7 +484,6 @@ const std::string topics = "IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p 
 TEST_F(config_files, ice_noop_icestorm_keys_are_warnings) {
     for (const std::string line :
          {"IceStorm.Flush.Timeout=500", "IceStorm.LMDB.MapSize=100",
-          "IceStorm.Trace.Topic=1", "IceStorm.Trace.TopicManager=2", "IceStorm.Trace.Subscriber=1",
           "IceStorm.Trace.Election=1", "IceStorm.Trace.Replication=1", "IceStorm.Election.ElectionTimeout=10",
           "IceStorm.Election.MasterTimeout=10", "IceStorm.Election.ResponseTimeout=10",
           "IceStorm.TopicManager.ThreadPool.Size=4", "IceStorm.Publish.AdapterId=p"}) {
@@ -495,6 +494,13 @@ TEST_F(config_files, ice_noop_icestorm_keys_are_warnings) {
             << cfg.warnings[0];
     }
     EXPECT_TRUE(has_warning(ice(client + topics + "IceStorm.Tranzient=1\n"), ":4: IceStorm.Tranzient: unknown property"));
+    // Trace categories are read (docs/icestorm.md §7): no warning.
+    config traced = ice(client + topics + "IceStorm.Transient=1\nIceStorm.Trace.Topic=1\nIceStorm.Trace.TopicManager=2\n"
+                                          "IceStorm.Trace.Subscriber=1\n");
+    EXPECT_TRUE(traced.warnings.empty());
+    EXPECT_EQ(traced.topics.trace.topic, 1);
+    EXPECT_EQ(traced.topics.trace.topic_manager, 2);
+    EXPECT_EQ(traced.topics.trace.subscriber, 1);
     // The topic database: IceStorm.LMDB.Path is its directory (default `IceStorm`, as IceStorm's),
     // unless IceStorm.Transient=1; no warning either way.
     EXPECT_EQ(ice(client + topics).topics.store_dir, "IceStorm");
@@ -964,6 +970,7 @@ TEST_F(config_files, yaml_topics) {
     EXPECT_EQ(yaml_error(yaml_client + on),
               yaml_file() + ": topics.store: required unless topics.transient is true: the directory where topics, "
                             "subscribers and links are kept across restarts");
+    EXPECT_EQ(yaml(yaml_client + on + "  transient: true\n  trace:\n    topic: 1\n    subscriber: 2\n").topics.trace.subscriber, 2);
     config mem = yaml(yaml_client + on + "  transient: true\n  store: ignored\n");
     EXPECT_TRUE(mem.topics.transient);
     EXPECT_EQ(mem.topics.store_dir, "");

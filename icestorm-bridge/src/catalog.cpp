@@ -108,6 +108,17 @@ void catalog::manager_op(call& k) {
     k.not_exist(protocol::reply_status::operation_not_exist);
 }
 
+namespace {
+
+/// Logs one line under `[IceStorm.Trace.<category>]` when that category's level is at least 1.
+template <class... Args>
+void trace(int level, std::string_view category, fmt::format_string<Args...> f, Args&&... args) {
+    if (level < 1) [[likely]] return;
+    spdlog::info("[IceStorm.Trace.{}] {}", category, fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace
+
 void catalog::persist(write_fn write, topic_store::done_fn then) {
     if (auto* store = svc_.store()) return write(*store, std::move(then));
     then({});
@@ -115,6 +126,7 @@ void catalog::persist(write_fn write, topic_store::done_fn then) {
 
 void catalog::create(call& k, const std::string& name) {
     if (topics_.contains(name)) return k.raise("::IceStorm::TopicExists", name);
+    trace(svc_.cfg().trace.topic_manager, "TopicManager", "creating topic '{}'", name);
     topics_[name];  // taken now: a second create while this one is being stored gets TopicExists
     persist([name](topic_store& st, topic_store::done_fn done) { st.put_topic(name, std::move(done)); },
             [this, k, name](const std::string& error) mutable {
@@ -239,6 +251,8 @@ void catalog::subscribe(call& k, const std::string& name) {
     auto& t = topics_[name];
     if (t.subscribers.contains(s->key)) return k.raise("::IceStorm::AlreadySubscribed", std::nullopt);
     const unsigned shard = svc_.delivery_shard(*s);
+    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': subscribe '{}'{}", name, s->key,
+          s->qos.ordered ? " (reliability=ordered)" : "");
     t.subscribers[s->key] = subscription{s->id, shard};  // taken now: AlreadySubscribed while being stored
     auto reply = net::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
         protocol::write_proxy(os, svc_.subscriber_publisher_proxy(name, s->id));
@@ -279,6 +293,7 @@ void catalog::unsubscribe(call& k, const std::string& name) {
     const auto key = protocol::identity_to_string(proxy.id.view());
     auto it = t.subscribers.find(key);
     if (it == t.subscribers.end()) return k.ok_void();  // IceStorm: not subscribed is not an error
+    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': unsubscribe '{}'", name, key);
     svc_.shards().invoke_on(it->second.shard, [svc = &svc_, name, key](net::shard& sh) {
         svc->local(sh.index()).remove(name, key);
     });
@@ -293,6 +308,7 @@ void catalog::unsubscribe(call& k, const std::string& name) {
 void catalog::forget(const std::string& topic, const std::string& key) {
     auto it = topics_.find(topic);
     if (it == topics_.end() || it->second.subscribers.erase(key) == 0) return;
+    trace(svc_.cfg().trace.subscriber, "Subscriber", "topic '{}': subscriber '{}' failed for good, removed", topic, key);
     persist([topic, key](topic_store& st, topic_store::done_fn done) { st.erase_subscriber(topic, key, std::move(done)); },
             [](const std::string&) {});  // a failure is logged by the store
 }
@@ -325,6 +341,7 @@ void catalog::link(call& k, const std::string& name) {
                        }
                        if (publisher->id.name.ends_with(".publish"))
                            publisher->id.name.replace(publisher->id.name.size() - 8, 8, ".link");
+                       trace(svc_.cfg().trace.topic, "Topic", "topic '{}': link to '{}' cost {}", name, linked_name, cost);
                        it->second.links.push_back(link_info{linked, linked_name, cost, std::move(*publisher)});
                        persist([name, l = it->second.links.back()](topic_store& st, topic_store::done_fn done) {
                                    st.put_link(name, l, std::move(done));
@@ -352,6 +369,7 @@ void catalog::unlink(call& k, const std::string& name) {
     const auto before = links.size();
     std::erase_if(links, [&](const link_info& l) { return l.name == linked_name; });
     if (links.size() == before) return k.raise("::IceStorm::NoSuchLink", linked_name);
+    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': unlink '{}'", name, linked_name);
     broadcast_links(name);
     persist([name, linked_name](topic_store& st, topic_store::done_fn done) {
                 st.erase_link(name, linked_name, std::move(done));
@@ -379,6 +397,7 @@ void catalog::broadcast_links(const std::string& name) {
 }
 
 void catalog::destroy(call& k, const std::string& name) {
+    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': destroy", name);
     topics_.erase(name);
     persist([name](topic_store& st, topic_store::done_fn done) { st.erase_topic(name, std::move(done)); },
             [this, k, name](const std::string& error) mutable {

@@ -61,6 +61,9 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     check_not_zero(t.send_queue_size_max, p.at("IceStorm.Send.QueueSizeMax"), "IceStorm.Send.QueueSizeMax");
     if (const std::string* v = p.find("IceStorm.Send.QueueSizeMaxPolicy"))
         t.send_queue_policy = parse_policy(*v, p.at("IceStorm.Send.QueueSizeMaxPolicy"), "IceStorm.Send.QueueSizeMaxPolicy");
+    p.read_int("IceStorm.Trace.TopicManager", 0, INT32_MAX, t.trace.topic_manager);
+    p.read_int("IceStorm.Trace.Topic", 0, INT32_MAX, t.trace.topic);
+    p.read_int("IceStorm.Trace.Subscriber", 0, INT32_MAX, t.trace.subscriber);
     int transient = 0;  // IceStorm reads any integer; 0 and 1 are the documented values
     p.read_int("IceStorm.Transient", 0, 1, transient);
     t.transient = transient == 1;
@@ -109,6 +112,11 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     t.transient = false;  // IceStorm's default: kept in a database
     s.read("transient", t.transient);
     s.read("store", t.store_dir);
+    auto tr = s.section("trace");
+    tr.read_int("topic_manager", 0, INT32_MAX, t.trace.topic_manager);
+    tr.read_int("topic", 0, INT32_MAX, t.trace.topic);
+    tr.read_int("subscriber", 0, INT32_MAX, t.trace.subscriber);
+    tr.finish();
     auto up = s.section("upstream");
     auto& u = t.upstream;
     std::string manager;

@@ -18,7 +18,7 @@ constexpr std::string_view prefix = "IceStorm.";
 constexpr std::string_view honoured[] = {"InstanceName",      "TopicManager.Endpoints", "TopicManager.PublishedEndpoints",
                                          "Publish.Endpoints", "Publish.PublishedEndpoints", "Transient", "LMDB.Path",
                                          "Send.Timeout",      "Send.QueueSizeMax",      "Send.QueueSizeMaxPolicy",
-                                         "Discard.Interval"};
+                                         "Discard.Interval", "Trace.TopicManager", "Trace.Topic", "Trace.Subscriber"};
 
 // Object adapter keys other than the endpoints (after `TopicManager.` or `Publish.`).
 constexpr std::string_view adapter_keys[] = {"AdapterId", "ReplicaGroupId", "ProxyOptions", "MessageSizeMax",
@@ -46,8 +46,6 @@ bool is_replication_key(std::string_view rest) {
 std::optional<std::string> noop_reason(std::string_view rest) {
     if (rest == "Flush.Timeout") return std::string("no flush timer for batch subscribers");
     if (rest == "LMDB.MapSize") return std::string("the topic database is SQLite, which grows as needed");
-    if (rest == "Trace.Topic" || rest == "Trace.TopicManager" || rest == "Trace.Subscriber")
-        return std::string("the topic service has no trace categories; --log-level debug shows subscriber failures");
     if (rest == "Trace.Election" || rest == "Trace.Replication" || rest.starts_with("Election."))
         return std::string("no replication");
     for (std::string_view adapter : {"TopicManager.", "Publish."}) {

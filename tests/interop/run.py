@@ -31,6 +31,7 @@ import scenarios_chaos  # noqa: E402  (registers the chaos scenarios after all o
 import scenarios_context  # noqa: E402  (registers Glacier2.AddConnectionContext)
 import scenarios_dropin  # noqa: E402  (registers the drop-in scenarios: glacier2router's command line)
 import scenarios_locator  # noqa: E402  (registers the locator (IceGrid) scenarios)
+import scenarios_icestorm_trace  # noqa: E402  (registers IceStorm's trace categories)
 import scenarios_topic_store  # noqa: E402  (registers the topic database scenarios: they restart their own router)
 import scenarios_upstream  # noqa: E402  (registers the upstream-link scenario (moraine only) after the chaos ones)
 import scenarios_trace  # noqa: E402  (registers the trace-category scenario)

@@ -102,7 +102,7 @@ class Cases:
                 "IceStorm.Transient": "1",
                 "IceStorm.Flush.Timeout": "500",
                 "IceStorm.LMDB.MapSize": "16",
-                "IceStorm.Trace.Topic": "1"}
+                "IceStorm.Trace.Election": "1"}
         argv = self.ice("noop-keys", keys)
         path = re.escape(argv[1])
         # The file's lines are the keys in sorted order (see ice()), so each line number is known.

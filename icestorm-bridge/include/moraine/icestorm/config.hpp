@@ -30,6 +30,13 @@ struct upstream_config {
     std::uint32_t check_interval_ms = 2000;         ///< how often each link is checked (and made again), ms
 };
 
+/// IceStorm.Trace.* / YAML `topics.trace`: log categories, all off by default (docs/icestorm.md §7).
+struct topics_trace {
+    int topic_manager = 0;  ///< IceStorm.Trace.TopicManager: topics created
+    int topic = 0;          ///< IceStorm.Trace.Topic: subscribe, unsubscribe, link, unlink, destroy
+    int subscriber = 0;     ///< IceStorm.Trace.Subscriber: subscribers that failed for good and were removed
+};
+
 /// The IceStorm-compatible topic service's settings.
 struct topics_config {
     bool enabled = false;
@@ -55,6 +62,7 @@ struct topics_config {
         used unless `transient`. Property files default to `IceStorm` (relative to the working
         directory), as IceStorm 3.7 does; YAML requires it. */
     std::string store_dir;
+    topics_trace trace;
 };
 
 /// The delivery settings every subscriber's delivery_state applies, from `t`.
