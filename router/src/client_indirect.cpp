@@ -47,30 +47,32 @@ void client_connection::forward_indirect(const protocol::request_view& r, const 
         return;
     }
     // Later requests to the same proxy join this resolution and leave after it, in order.
+    resolve_and_forward(std::move(q));
+}
+
+void client_connection::resolve_and_forward(queued_request q) {
+    const protocol::proxy target = *q.indirect;
     ++resolving_;
-    resolver.resolve(target, [weak = weak_from_this(), q = std::move(q)](
-                                 const std::vector<protocol::endpoint>* endpoints, std::string_view failure) mutable {
+    home_.resolver()->resolve(target, [weak = weak_from_this(), q = std::move(q)](
+                                          const std::vector<protocol::endpoint>* endpoints, std::string_view failure) mutable {
         auto self = std::static_pointer_cast<client_connection>(weak.lock());
         if (!self) return;
         --self->resolving_;
         if (self->closed()) return;
-        if (!endpoints) {
-            if (q.client_request_id != 0) self->enqueue(reply_unknown_local(q.client_request_id, failure));
-            else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*q.indirect), failure);
-            return;
-        }
+        if (!endpoints) return self->unresolved(q, failure);
         self->forward_resolved(std::move(q), *endpoints);
     });
+}
+
+void client_connection::unresolved(const queued_request& q, std::string_view failure) {
+    if (q.client_request_id != 0) enqueue(reply_unknown_local(q.client_request_id, failure));
+    else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*q.indirect), failure);
 }
 
 void client_connection::forward_resolved(queued_request q, const std::vector<protocol::endpoint>& endpoints) {
     std::string failure;
     auto backend = home_.backends().get(with_endpoints(*q.indirect, endpoints), failure, q.how.secure);
-    if (!backend) {
-        if (q.client_request_id != 0) enqueue(reply_unknown_local(q.client_request_id, failure));
-        else spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*q.indirect), failure);
-        return;
-    }
+    if (!backend) return unresolved(q, failure);
     // A connection still being made: should it fail, the locator's answer that chose it is
     // dropped, so the next request (oneways included, which are not retried) asks again.
     auto pinned = pinned_.find(q.indirect->id);
@@ -115,20 +117,7 @@ void client_connection::send_retriable(queued_request q) {
                       protocol::proxy_to_string(*q.indirect), failure);
         resolver->forget(*q.indirect);
         q.resolved_again = true;
-        const protocol::proxy target = *q.indirect;
-        ++self->resolving_;
-        resolver->resolve(target, [weak, q = std::move(q)](const std::vector<protocol::endpoint>* endpoints,
-                                                           std::string_view why) mutable {
-            auto self = std::static_pointer_cast<client_connection>(weak.lock());
-            if (!self) return;
-            --self->resolving_;
-            if (self->closed()) return;
-            if (!endpoints) {
-                self->enqueue(reply_unknown_local(q.client_request_id, why));
-                return;
-            }
-            self->forward_resolved(std::move(q), *endpoints);
-        });
+        self->resolve_and_forward(std::move(q));
     };
     if (backend->send(outbound_frame{std::move(message), {}}, std::move(done)) == enqueue_result::above_high) {
         pause_for_backend();
@@ -145,20 +134,7 @@ void client_connection::resend_if_connect_fails(const queued_request& q) {
         auto* resolver = self ? self->home_.resolver() : nullptr;
         if (!self || self->closed() || !resolver) return;
         resolver->forget(*copy.indirect);
-        ++self->resolving_;
-        const protocol::proxy target = *copy.indirect;
-        resolver->resolve(target, [weak, copy = std::move(copy)](const std::vector<protocol::endpoint>* endpoints,
-                                                                 std::string_view why) mutable {
-            auto self = std::static_pointer_cast<client_connection>(weak.lock());
-            if (!self) return;
-            --self->resolving_;
-            if (self->closed()) return;
-            if (!endpoints) {
-                spdlog::debug("oneway to {} dropped: {}", protocol::proxy_to_string(*copy.indirect), why);
-                return;
-            }
-            self->forward_resolved(std::move(copy), *endpoints);
-        });
+        self->resolve_and_forward(std::move(copy));
     });
 }
 

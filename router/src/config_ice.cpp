@@ -187,16 +187,9 @@ void read_filters(const property_file& p, config& cfg) {
     p.read_int("Glacier2.Filter.ProxySizeMax", 0, INT_MAX, f.proxy_size_max);
 }
 
-// Trace levels (docs/properties.md); any value above 0 turns a category on.
+// Trace levels (trace_keys, docs/properties.md); any value above 0 turns a category on.
 void read_trace(const property_file& p, config& cfg) {
-    auto& t = cfg.trace;
-    p.read_int("Glacier2.Client.Trace.Request", 0, INT_MAX, t.client_request);
-    p.read_int("Glacier2.Client.Trace.Override", 0, INT_MAX, t.client_override);
-    p.read_int("Glacier2.Client.Trace.Reject", 0, INT_MAX, t.client_reject);
-    p.read_int("Glacier2.Server.Trace.Request", 0, INT_MAX, t.server_request);
-    p.read_int("Glacier2.Server.Trace.Override", 0, INT_MAX, t.server_override);
-    p.read_int("Glacier2.Trace.RoutingTable", 0, INT_MAX, t.routing_table);
-    p.read_int("Glacier2.Trace.Session", 0, INT_MAX, t.session);
+    for (const auto& k : trace_keys) p.read_int(k.property, 0, INT_MAX, cfg.trace.*k.level);
 }
 
 void warn(std::vector<std::string>& warnings, const property_file& p, std::string_view key, const std::string& why) {

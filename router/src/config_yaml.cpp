@@ -129,14 +129,7 @@ void read_filters(yaml_section s, config& cfg) {
 
 // `trace:` levels, named after the Glacier2 properties (conf/moraine.yaml).
 void read_trace(yaml_section s, config& cfg) {
-    auto& t = cfg.trace;
-    s.read_int("client_request", 0, INT_MAX, t.client_request);
-    s.read_int("client_override", 0, INT_MAX, t.client_override);
-    s.read_int("client_reject", 0, INT_MAX, t.client_reject);
-    s.read_int("server_request", 0, INT_MAX, t.server_request);
-    s.read_int("server_override", 0, INT_MAX, t.server_override);
-    s.read_int("routing_table", 0, INT_MAX, t.routing_table);
-    s.read_int("session", 0, INT_MAX, t.session);
+    for (const auto& k : trace_keys) s.read_int(k.yaml, 0, INT_MAX, cfg.trace.*k.level);
     s.finish();
 }
 

@@ -111,6 +111,10 @@ private:
     // Indirect proxies (client_indirect.cpp): resolved through the shard's locator first.
     void forward_indirect(const protocol::request_view& r, const protocol::proxy& target, const forward_options& how,
                           std::uint8_t compression);
+    /// Asks the locator for q.indirect's endpoints, then forward_resolved, or unresolved on failure.
+    void resolve_and_forward(queued_request q);
+    /// `q` cannot leave: a twoway gets UnknownLocalException with `failure`, a oneway is dropped (logged).
+    void unresolved(const queued_request& q, std::string_view failure);
     /// `q` (q.indirect set) once its proxy resolved to `endpoints`: picks the back-end connection.
     void forward_resolved(queued_request q, const std::vector<protocol::endpoint>& endpoints);
     /// Sends twoway `q` on a back-end connection not yet validated, keeping a copy: if the

@@ -24,6 +24,25 @@ struct trace_levels {
     int session = 0;          ///< Glacier2.Trace.Session: sessions created and destroyed
 };
 
+/// One trace category as both configuration readers name it: its Glacier2 property, its key
+/// under YAML `trace:`, and where its level goes.
+struct trace_key {
+    std::string_view property;
+    std::string_view yaml;
+    int trace_levels::*level;
+};
+
+/// Every trace category (docs/properties.md); any level above 0 turns it on.
+inline constexpr trace_key trace_keys[] = {
+    {"Glacier2.Client.Trace.Request", "client_request", &trace_levels::client_request},
+    {"Glacier2.Client.Trace.Override", "client_override", &trace_levels::client_override},
+    {"Glacier2.Client.Trace.Reject", "client_reject", &trace_levels::client_reject},
+    {"Glacier2.Server.Trace.Request", "server_request", &trace_levels::server_request},
+    {"Glacier2.Server.Trace.Override", "server_override", &trace_levels::server_override},
+    {"Glacier2.Trace.RoutingTable", "routing_table", &trace_levels::routing_table},
+    {"Glacier2.Trace.Session", "session", &trace_levels::session},
+};
+
 /// The direction a request travels: client -> back end, or back end -> client (a callback).
 enum class trace_direction { client, server };
 
