@@ -77,6 +77,7 @@ def write_config(tmp):
         f.write("Glacier2.SessionTimeout=60\nGlacier2.Client.Buffered=0\nGlacier2.Server.Buffered=0\n")
         f.write("IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p %d\n" % tm)
         f.write("IceStorm.Publish.Endpoints=tcp -h 127.0.0.1 -p %d\n" % pub)
+        f.write("IceStorm.Transient=1\n")  # topics in memory: the fan-out is measured, not the disk
     return path, client, tm
 
 

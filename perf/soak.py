@@ -448,6 +448,7 @@ def driver(a):
                      ("IceStorm.InstanceName", "IceStorm"),
                      ("IceStorm.TopicManager.Endpoints", "tcp -h %s -p %d" % (HOST, tm)),
                      ("IceStorm.Publish.Endpoints", "tcp -h %s -p %d" % (HOST, pub)),
+                     ("IceStorm.Transient", "1"),  # topics in memory: a soak measures the router, not the disk
                      ("Ice.Warn.Connections", "0")]:
             f.write("%s=%s\n" % (k, v))
 
