@@ -965,6 +965,8 @@ TEST_F(config_files, yaml_topics) {
               yaml_file() + ": topics.publish_endpoints: required when topics.enabled is true");
     config off = yaml(yaml_client + "topics:\n  enabled: false\n  topic_manager_endpoints: tcp -p 10000\n");
     EXPECT_FALSE(off.topics.enabled);
+    EXPECT_TRUE(off.topics.transient);  // moraine-topics serving such a file keeps topics in memory
+    EXPECT_FALSE(yaml(yaml_client + "topics:\n  store: db\n").topics.transient);
     // Kept in a database unless transient, as IceStorm: the directory must be named.
     const std::string on = "topics:\n  enabled: true\n  topic_manager_endpoints: tcp -p 10000\n  publish_endpoints: tcp -p 10001\n";
     EXPECT_EQ(yaml_error(yaml_client + on),

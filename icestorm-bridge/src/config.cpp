@@ -112,6 +112,7 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     t.transient = false;  // IceStorm's default: kept in a database
     s.read("transient", t.transient);
     s.read("store", t.store_dir);
+    if (!t.store_dir.empty()) t.store_dir = (base_dir / t.store_dir).lexically_normal().string();  // absolute stays
     auto tr = s.section("trace");
     tr.read_int("topic_manager", 0, INT32_MAX, t.trace.topic_manager);
     tr.read_int("topic", 0, INT32_MAX, t.trace.topic);
@@ -132,7 +133,11 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     s.finish();
     if (!t.enabled && u.topic_manager)
         throw net::config_error(up.file(), "topics.upstream", "needs topics.enabled: true");
-    if (!t.enabled) return t;
+    if (!t.enabled) {
+        // Not this file's service (moraine-topics may still serve it: in memory unless --store).
+        if (t.store_dir.empty()) t.transient = true;
+        return t;
+    }
     if (t.topic_manager_endpoints.empty())
         throw net::config_error(s.file(), "topics.topic_manager_endpoints", "required when topics.enabled is true");
     if (t.publish_endpoints.empty())
@@ -142,7 +147,6 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
                                 "required unless topics.transient is true: the directory where topics, subscribers "
                                 "and links are kept across restarts");
     if (t.transient) t.store_dir.clear();
-    else t.store_dir = (base_dir / t.store_dir).lexically_normal().string();  // an absolute store stays as it is
     return t;
 }
 
