@@ -22,7 +22,7 @@ Measured: events delivered (the subscriber's own count), lost, p50/p99 latency f
 publisher's timestamp, and router CPU (utime + stime, and the threads' schedstat) from the
 publisher's start to 1.5 s after its end (the subscriber's sessions still up), divided by the
 events delivered; the same for the load generators (subscriber over that interval, publisher over
-its whole life), to show they are not the bottleneck. A run "keeps up" when every offered event
+its whole life; the subscriber's from its threads' schedstat), to show they are not the bottleneck. A run "keeps up" when every offered event
 arrived and p99 < 50 ms.
 Every process is stopped by PID; every wait is bounded. Prints one line per run and a summary
 (min / median / max per system and rate); --json FILE also writes one JSON object per run per
@@ -145,12 +145,12 @@ def one_run(system, n, rate, a, logdir, tag):
                 raise RuntimeError("subscriber exited: see " + sub_log)
             time.sleep(0.1)
         time.sleep(1.0)
-        c0, s0, g0 = cpu_s(server.pid), sched_ns(server.pid), cpu_s(sub.pid)
+        c0, s0, g0 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
         pubp = subprocess.Popen(pub_cmd, stdout=open(os.path.join(logdir, tag + "-publisher.log"), "w"),
                                 stderr=subprocess.STDOUT)
         pub_cpu = reap_with_cpu(pubp, a.duration + 30)
         time.sleep(1.5)  # the backlog of a run that keeps up drains; sessions are not torn down yet
-        c1, s1, g1 = cpu_s(server.pid), sched_ns(server.pid), cpu_s(sub.pid)
+        c1, s1, g1 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
         rss_kib = rss_of(server.pid)
         sub.wait(a.duration + 60)  # it ends by itself (its --duration) and prints its counts
         result = json.loads(re.search(r"^result (.*)$", open(sub_log).read(), re.M).group(1))
@@ -171,7 +171,7 @@ def one_run(system, n, rate, a, logdir, tag):
             "router_cpu_us_per_event": per_event(c1 - c0),
             "router_sched_us_per_event": (s1 - s0) / 1e3 / ticks if ticks and s0 is not None and s1 is not None else None,
             "router_rss_kib": rss_kib,
-            "subscriber_cpu_us_per_event": per_event(g1 - g0), "publisher_cpu_s": pub_cpu,
+            "subscriber_cpu_us_per_event": per_event((g1 - g0) / 1e9) if g0 is not None and g1 is not None else None, "publisher_cpu_s": pub_cpu,
             "keeps_up": ticks >= offered and result["lost"] == 0 and result["p99_ms"] < 50}
 
 
@@ -210,7 +210,7 @@ def main():
     ap.add_argument("--router", action="append", help="moraine-router binary (repeat to compare)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build", "bin"), help="clock-subscriber/publisher")
     ap.add_argument("--nats", action="store_true", help="also nats-server, as a reference")
-    ap.add_argument("--nats-server", default="/usr/bin/nats-server")
+    ap.add_argument("--nats-server", default="/usr/sbin/nats-server")
     ap.add_argument("--nats-bin", default=None, help="nats-fanout (default: BIN_DIR/nats-fanout)")
     ap.add_argument("--json", metavar="FILE", help="also write one JSON object per run per line to FILE")
     a = ap.parse_args()
