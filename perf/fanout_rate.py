@@ -146,7 +146,8 @@ def one_run(system, n, rate, a, logdir, tag):
             time.sleep(0.1)
         time.sleep(1.0)
         c0, s0, g0 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
-        pubp = subprocess.Popen(pub_cmd, stdout=open(os.path.join(logdir, tag + "-publisher.log"), "w"),
+        pub_log = os.path.join(logdir, tag + "-publisher.log")
+        pubp = subprocess.Popen(pub_cmd, stdout=open(pub_log, "w"),
                                 stderr=subprocess.STDOUT)
         pub_cpu = reap_with_cpu(pubp, a.duration + 30)
         time.sleep(1.5)  # the backlog of a run that keeps up drains; sessions are not torn down yet
@@ -154,6 +155,9 @@ def one_run(system, n, rate, a, logdir, tag):
         rss_kib = rss_of(server.pid)
         sub.wait(a.duration + 60)  # it ends by itself (its --duration) and prints its counts
         result = json.loads(re.search(r"^result (.*)$", open(sub_log).read(), re.M).group(1))
+        # Both publishers stop after --duration s, so a late wake-up can cost the last tick:
+        # what is offered is what they say they published.
+        published = int(re.search(r"(\d+) ticks published", open(pub_log).read()).group(1))
         if result["sessions_up"] != n:
             raise RuntimeError("%d of %d sessions up: see %s" % (result["sessions_up"], n, sub_log))
     finally:
@@ -162,11 +166,11 @@ def one_run(system, n, rate, a, logdir, tag):
                 stop(p)
         stop(server)
     ticks = result["ticks"]
-    offered = n * rate * a.duration
+    offered = n * published
     per_event = lambda cpu: cpu * 1e6 / ticks if ticks else None  # noqa: E731
     return {"script": "fanout_rate", "system": "nats" if system == "nats" else "moraine", "router": system,
             "sessions": n, "rate": rate, "duration_s": a.duration, "offered_events_per_s": n * rate,
-            "delivered": ticks, "offered": offered, "lost": result["lost"], "dropped": result.get("dropped", 0),
+            "published": published, "delivered": ticks, "offered": offered, "lost": result["lost"], "dropped": result.get("dropped", 0),
             "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"],
             "router_cpu_us_per_event": per_event(c1 - c0),
             "router_sched_us_per_event": (s1 - s0) / 1e3 / ticks if ticks and s0 is not None and s1 is not None else None,
@@ -227,6 +231,8 @@ def main():
     raise_fd_limit()
     tmp = tempfile.mkdtemp(prefix="moraine-fanout-")
     a.cfg, a.client, a.tm = write_config(tmp)
+    if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
     out = open(a.json, "w") if a.json else None
     runs = []
     for rep in range(a.repeats):
