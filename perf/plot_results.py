@@ -13,8 +13,10 @@ Draws
                      CPU of glacier2router and icebox (IceStorm) together;
   p99_latency.png    p99 latency (ms) against offered events/s (sessions x publish rate), with the
                      50 ms line of "keeps up".
-One series per system and harness (and publish rate for fanout_rate.py); a point is the median
-of the repeats. Runs that failed are left out.
+One series per system, harness and publish rate in the first (x: sessions); in the second, the
+rates measured at one session count form a series, and session counts measured at one rate only
+(the clock at 1/s) one per rate. A point is the median of the repeats. Runs that failed are left out. CPU is the schedstat figure (ns resolution) where
+the script recorded one, else utime + stime.
 """
 import argparse
 import json
@@ -31,25 +33,29 @@ COLOURS = {"moraine": "tab:blue", "glacier2": "tab:red", "nats": "tab:green"}
 
 
 def fanout_point(r):
-    """A fanout_rate.py run as (series key, point)."""
-    extra = "GOMAXPROCS=1" if r["system"] == "nats" else "--threads 1"
-    return (r["system"], "fanout_rate %s, %d/s" % (extra, r["rate"])), {
-        "sessions": r["sessions"], "offered": r["offered_events_per_s"], "cpu_us": r["router_cpu_us_per_event"],
-        "p99_ms": r["p99_ms"]}
+    """A fanout_rate.py run as a point."""
+    return {"system": r["system"], "harness": "fanout_rate " + ("GOMAXPROCS=1" if r["system"] == "nats" else "--threads 1"),
+            "rate": r["rate"], "sessions": r["sessions"], "offered": r["offered_events_per_s"],
+            "cpu_us": r.get("router_sched_us_per_event") or r["router_cpu_us_per_event"], "p99_ms": r["p99_ms"]}
+
+
+def per_event_ns(c):
+    """CPU ns per event of one process: schedstat (ns resolution) if read, else utime + stime."""
+    return c["sched_ns_per_event"] if c.get("sched_ns_per_event") is not None else c["ns_per_event"]
 
 
 def clock_point(r):
-    """A clock_compare.py run (1 tick/s) as (series key, point); None for failed or non-tcp runs."""
+    """A clock_compare.py run (1 tick/s) as a point; None for failed or non-tcp runs."""
     if not r.get("ok") or r.get("transport", "tcp") != "tcp":
         return None
     cpu = r["cpu"]
-    ns = cpu["router"]["ns_per_event"] + (cpu["icebox"]["ns_per_event"] if "icebox" in cpu else 0)
-    return (r["router"], "clock_compare, 1/s"), {
-        "sessions": r["sessions"], "offered": r["expected_events_per_s"], "cpu_us": ns / 1000.0, "p99_ms": r["p99_ms"]}
+    ns = sum(per_event_ns(cpu[k]) for k in ("router", "icebox") if k in cpu)
+    return {"system": r["router"], "harness": "clock_compare", "rate": 1, "sessions": r["sessions"],
+            "offered": r["expected_events_per_s"], "cpu_us": ns / 1000.0, "p99_ms": r["p99_ms"]}
 
 
 def load(path):
-    """(series key, point) pairs from one result file of either kind."""
+    """The points of one result file of either kind."""
     with open(path) as f:
         text = f.read()
     try:
@@ -62,23 +68,39 @@ def load(path):
     return [fanout_point(r) for r in runs if r.get("script") == "fanout_rate"]
 
 
-def series(points):
+def by_rate(p, points):
+    """Series of the CPU plot: one per system, harness and publish rate (x: sessions)."""
+    return (p["system"], "%s, %d/s" % (p["harness"], p["rate"]))
+
+
+def by_load(p, points):
+    """Series of the latency plot: the rates measured at one session count form a series (x:
+    offered events/s); a session count measured at one rate only joins the other such counts
+    of that rate (e.g. the clock at 1/s with 1,000 .. 19,000 sessions)."""
+    rates = {q["rate"] for q in points if (q["system"], q["harness"], q["sessions"]) ==
+             (p["system"], p["harness"], p["sessions"])}
+    if len(rates) > 1:
+        return (p["system"], "%s, %d sessions" % (p["harness"], p["sessions"]))
+    return (p["system"], "%s, %d/s" % (p["harness"], p["rate"]))
+
+
+def series(points, key):
     """{key: sorted [(sessions, offered, median cpu_us, median p99_ms)]}, repeats merged."""
     grouped = {}
-    for key, p in points:
-        grouped.setdefault(key, {}).setdefault((p["sessions"], p["offered"]), []).append(p)
+    for p in points:
+        grouped.setdefault(key(p, points), {}).setdefault((p["sessions"], p["offered"]), []).append(p)
     out = {}
-    for key, by_x in grouped.items():
+    for k, by_x in grouped.items():
         rows = []
-        for (n, offered), ps in sorted(by_x.items()):
+        for (n, offered), ps in sorted(by_x.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             cpu = [p["cpu_us"] for p in ps if p["cpu_us"] is not None]
             p99 = [p["p99_ms"] for p in ps if p["p99_ms"] is not None]
             rows.append((n, offered, statistics.median(cpu) if cpu else None, statistics.median(p99) if p99 else None))
-        out[key] = rows
+        out[k] = rows
     return out
 
 
-def draw(data, x_index, y_index, xlabel, ylabel, title, path, logx=False, hline=None):
+def draw(data, x_index, y_index, xlabel, ylabel, title, path, log=False, hline=None):
     fig, ax = plt.subplots(figsize=(8, 5))
     styles = ["o-", "s--", "^:", "d-.", "v-"]
     seen = {}
@@ -92,14 +114,16 @@ def draw(data, x_index, y_index, xlabel, ylabel, title, path, logx=False, hline=
                 label="%s (%s)" % (NAMES.get(system, system), harness))
     if hline is not None:
         ax.axhline(hline, color="grey", linewidth=0.8, linestyle=":")
-    if logx:
+    if log:  # latencies span 1 ms .. 1 s, loads 10^3 .. 10^5 events/s
         ax.set_xscale("log")
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -113,15 +137,15 @@ def main():
     points = [p for path in a.files for p in load(path)]
     if not points:
         sys.exit("plot_results.py: no runs in %s" % ", ".join(a.files))
-    data = series(points)
+    cpu_data, p99_data = series(points, by_rate), series(points, by_load)
     os.makedirs(a.out_dir, exist_ok=True)
     cpu_png = os.path.join(a.out_dir, "cpu_per_event.png")
     p99_png = os.path.join(a.out_dir, "p99_latency.png")
-    draw(data, 0, 2, "sessions (subscribers)", "router CPU per delivered event (us)",
+    draw(cpu_data, 0, 2, "sessions (subscribers)", "router CPU per delivered event (us)",
          "Router CPU per delivered event", cpu_png)
-    draw(data, 1, 3, "offered events/s (sessions x publish rate)", "p99 latency (ms)",
-         "p99 latency against offered load (50 ms: keeps up)", p99_png, logx=True, hline=50)
-    for key, rows in sorted(data.items()):
+    draw(p99_data, 1, 3, "offered events/s (sessions x publish rate)", "p99 latency (ms)",
+         "p99 latency against offered load (50 ms: keeps up)", p99_png, log=True, hline=50)
+    for key, rows in sorted(p99_data.items()):
         print("%-28s %-34s %s" % (NAMES.get(key[0], key[0]), key[1], "; ".join(
             "%d sessions, %d ev/s: %s us/event, p99 %s ms" % (
                 n, off, "-" if c is None else "%.2f" % c, "-" if p is None else "%.1f" % p)
