@@ -5,7 +5,7 @@ and with --nats for nats-server (Debian's 2.9) in the same harness, as a referen
 
   /usr/bin/python3 perf/fanout_rate.py [--sessions 500[,2000]] [--rates 100,300] [--duration 6]
         [--repeats 3] [--router build/bin/moraine-router] [--router OTHER/bin/moraine-router]
-        [--bin-dir build/bin] [--nats] [--json FILE]
+        [--bin-dir build/bin] [--nats] [--cpu N] [--json FILE]
 
 Per run (systems interleaved: A, B, nats, A, B, nats, ... for each session count, rate and repeat):
   moraine-router --ice-config FILE --threads 1 (client endpoint, topic service, the null
@@ -14,7 +14,9 @@ Per run (systems interleaved: A, B, nats, A, B, nats, ... for each session count
   up, clock-publisher --rate R for --duration s. Offered load: N x R events/s.
   --nats: nats-server -c FILE (FILE in the run's temp dir: listen on a free port below the
   ephemeral range, max_connections 64K) with GOMAXPROCS=1, the Go runtime's counterpart of
-  --threads 1 (one thread runs Go code at a time; threads blocked in system calls aside); then
+  --threads 1 (one thread runs Go code at a time; threads blocked in system calls aside); with
+  --cpu N both servers run under `taskset -c N` as well (not by default: on a shared 2-core
+  machine pinning makes the server wait for whatever else runs on that core); then
   nats-fanout sub --sessions N (N connections, each `SUB time`) and nats-fanout pub --rate R
   (perf/nats/: the same tick text as clock-publisher's string argument, "HH:MM:SS #<seq> @<ns>",
   as the payload, and the same latency and loss accounting as clock-subscriber).
@@ -100,18 +102,24 @@ def write_nats_config(tmp, tag):
     return path, port
 
 
+def pinned(a):
+    """--cpu: the server under test (moraine-router or nats-server) runs under taskset on that CPU."""
+    return ["taskset", "-c", a.cpu] if a.cpu is not None else []
+
+
 def start_system(system, a, logdir, tag, n, rate):
     """Starts the server under test; returns (proc, subscriber command, publisher command)."""
     log = open(os.path.join(logdir, tag + "-server.log"), "w")
     if system == "nats":
         cfg, port = write_nats_config(logdir, tag)
         env = dict(os.environ, GOMAXPROCS="1")
-        server = subprocess.Popen([a.nats_server, "-c", cfg], env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(pinned(a) + [a.nats_server, "-c", cfg], env=env, stdout=log, stderr=subprocess.STDOUT)
         wait_listening(port, server)
         common = ["--port", str(port), "--subject", "time"]
         return (server, [a.nats_bin, "sub", "--sessions", str(n), "--duration", str(a.duration + 6)] + common,
                 [a.nats_bin, "pub", "--rate", str(rate), "--duration", str(a.duration)] + common)
-    server = subprocess.Popen([system, "--ice-config", a.cfg, "--threads", "1"], stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(pinned(a) + [system, "--ice-config", a.cfg, "--threads", "1"], stdout=log,
+                              stderr=subprocess.STDOUT)
     wait_listening(a.client, server)
     endpoint = "tcp -h 127.0.0.1 -p %d" % a.client
     manager = "tcp -h 127.0.0.1 -p %d" % a.tm
@@ -169,7 +177,7 @@ def one_run(system, n, rate, a, logdir, tag):
     offered = n * published
     per_event = lambda cpu: cpu * 1e6 / ticks if ticks else None  # noqa: E731
     return {"script": "fanout_rate", "system": "nats" if system == "nats" else "moraine", "router": system,
-            "sessions": n, "rate": rate, "duration_s": a.duration, "offered_events_per_s": n * rate,
+            "sessions": n, "rate": rate, "duration_s": a.duration, "pinned_cpu": a.cpu, "offered_events_per_s": n * rate,
             "published": published, "delivered": ticks, "offered": offered, "lost": result["lost"], "dropped": result.get("dropped", 0),
             "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"],
             "router_cpu_us_per_event": per_event(c1 - c0),
@@ -216,6 +224,9 @@ def main():
     ap.add_argument("--nats", action="store_true", help="also nats-server, as a reference")
     ap.add_argument("--nats-server", default="/usr/sbin/nats-server")
     ap.add_argument("--nats-bin", default=None, help="nats-fanout (default: BIN_DIR/nats-fanout)")
+    ap.add_argument("--cpu", default=None,
+                    help="pin the server under test (moraine-router, nats-server) to this CPU (taskset -c); "
+                         "the load generators are not pinned")
     ap.add_argument("--json", metavar="FILE", help="also write one JSON object per run per line to FILE")
     a = ap.parse_args()
     a.nats_bin = a.nats_bin or os.path.join(a.bin_dir, "nats-fanout")
