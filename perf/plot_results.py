@@ -13,7 +13,8 @@ Draws
                      CPU of glacier2router and icebox (IceStorm) together;
   p99_latency.png    p99 latency (ms) against offered events/s (sessions x publish rate), with the
                      50 ms line of "keeps up".
-One series per system, harness and publish rate in the first (x: sessions); in the second, the
+One series per system, harness and publish rate in the first (x: sessions; only the series
+measured at more than one session count, e.g. the 1/s sweeps); in the second, the
 rates measured at one session count form a series, and session counts measured at one rate only
 (the clock at 1/s) one per rate. A point is the median of the repeats. Runs that failed are left out. CPU is the schedstat figure (ns resolution) where
 the script recorded one, else utime + stime.
@@ -138,6 +139,10 @@ def main():
     if not points:
         sys.exit("plot_results.py: no runs in %s" % ", ".join(a.files))
     cpu_data, p99_data = series(points, by_rate), series(points, by_load)
+    # Against sessions only the series measured at several session counts say something; a rate
+    # sweep at one session count is in the latency plot. (All of them if none qualifies.)
+    swept = {k: rows for k, rows in cpu_data.items() if len({r[0] for r in rows}) > 1}
+    cpu_data = swept or cpu_data
     os.makedirs(a.out_dir, exist_ok=True)
     cpu_png = os.path.join(a.out_dir, "cpu_per_event.png")
     p99_png = os.path.join(a.out_dir, "p99_latency.png")
