@@ -147,7 +147,7 @@ def one_run(system, n, rate, a, logdir, tag):
     try:
         sub_log = os.path.join(logdir, tag + "-subscriber.log")
         sub = subprocess.Popen(sub_cmd, stdout=open(sub_log, "w"), stderr=subprocess.STDOUT)
-        end = time.monotonic() + 60 + n / 200
+        end = time.monotonic() + 60 + n / 200  # set-up: a busy machine opens a few hundred sessions/s
         while time.monotonic() < end and not re.search(r"sessions up in", open(sub_log).read()):
             if sub.poll() is not None:
                 raise RuntimeError("subscriber exited: see " + sub_log)
@@ -155,8 +155,7 @@ def one_run(system, n, rate, a, logdir, tag):
         time.sleep(1.0)
         c0, s0, g0 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
         pub_log = os.path.join(logdir, tag + "-publisher.log")
-        pubp = subprocess.Popen(pub_cmd, stdout=open(pub_log, "w"),
-                                stderr=subprocess.STDOUT)
+        pubp = subprocess.Popen(pub_cmd, stdout=open(pub_log, "w"), stderr=subprocess.STDOUT)
         pub_cpu = reap_with_cpu(pubp, a.duration + 30)
         time.sleep(1.5)  # the backlog of a run that keeps up drains; sessions are not torn down yet
         c1, s1, g1 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
@@ -177,17 +176,20 @@ def one_run(system, n, rate, a, logdir, tag):
     offered = n * published
     per_event = lambda cpu: cpu * 1e6 / ticks if ticks else None  # noqa: E731
     return {"script": "fanout_rate", "system": "nats" if system == "nats" else "moraine", "router": system,
-            "sessions": n, "rate": rate, "duration_s": a.duration, "pinned_cpu": a.cpu, "offered_events_per_s": n * rate,
-            "published": published, "delivered": ticks, "offered": offered, "lost": result["lost"], "dropped": result.get("dropped", 0),
+            "sessions": n, "rate": rate, "duration_s": a.duration, "pinned_cpu": a.cpu,
+            "offered_events_per_s": n * rate, "published": published, "delivered": ticks, "offered": offered,
+            "lost": result["lost"], "dropped": result.get("dropped", 0),
             "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"],
             "router_cpu_us_per_event": per_event(c1 - c0),
             "router_sched_us_per_event": (s1 - s0) / 1e3 / ticks if ticks and s0 is not None and s1 is not None else None,
             "router_rss_kib": rss_kib,
-            "subscriber_cpu_us_per_event": per_event((g1 - g0) / 1e9) if g0 is not None and g1 is not None else None, "publisher_cpu_s": pub_cpu,
+            "subscriber_cpu_us_per_event": per_event((g1 - g0) / 1e9) if g0 is not None and g1 is not None else None,
+            "publisher_cpu_s": pub_cpu,
             "keeps_up": ticks >= offered and result["lost"] == 0 and result["p99_ms"] < 50}
 
 
 def rss_of(pid):
+    """VmRSS of `pid` in KiB (/proc/<pid>/status)."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             if line.startswith("VmRSS:"):
