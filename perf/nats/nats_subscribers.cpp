@@ -58,6 +58,7 @@ public:
     }
 
 private:
+    /// One read, its frames handled, then the next read; stops at the first error.
     void read() {
         sock_.async_read_some(asio::buffer(reader_.space(), reader_.space_size()),
                               [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
@@ -69,6 +70,7 @@ private:
                               });
     }
 
+    /// MSG: a tick; PING: answered (the server closes a client that does not); the first PONG: up.
     void on_frame(const nats_frame& f) {
         using k = nats_frame::kind;
         switch (f.what) {
@@ -88,6 +90,7 @@ private:
         }
     }
 
+    /// Latency from the tick's timestamp; a jump in its sequence number counts the ticks skipped as lost.
     void on_tick(std::string_view body) {
         const auto tick = demo::parse_tick(body);
         if (!tick) {
@@ -109,18 +112,21 @@ private:
     }
 
     void write_next() {
-        asio::async_write(sock_, asio::buffer(out_.front()), [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+        auto done = [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
             if (ec) return;  // the read side reports it
             self->out_.pop_front();
             if (!self->out_.empty()) self->write_next();
-        });
+        };
+        asio::async_write(sock_, asio::buffer(out_.front()), std::move(done));
     }
 
+    /// The connection never came up.
     void fail(const std::string& why) {
         if (t_.failed++ == 0 && t_.first_error.empty()) t_.first_error = why;
         settle();
     }
 
+    /// Read error or close: dropped if it was up (e.g. a slow consumer cut by the server), else failed.
     void lost_connection(const std::string& why) {
         if (closing_) return;
         closing_ = true;
@@ -132,6 +138,7 @@ private:
         }
     }
 
+    /// Tells run_subscribers (once) that this connection is up or has failed, so the next may open.
     void settle() {
         if (!on_settled_) return;
         auto f = std::move(on_settled_);
@@ -149,6 +156,7 @@ private:
     bool up_ = false, closing_ = false;
 };
 
+/// clock-subscriber's status line (ticks/s and percentiles of the last second), then a new window.
 void print_status(totals& t, double elapsed, bool final_line) {
     std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms%s",
                 final_line ? "" : "\r", elapsed, t.up, t.failed, t.dropped,
@@ -164,7 +172,8 @@ void print_status(totals& t, double elapsed, bool final_line) {
 void print_result(totals& t) {
     std::printf("summary: sessions %zu up, %zu failed%s%s, %zu dropped by the server; ticks received %llu, lost %llu, "
                 "malformed %llu; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-                t.up, t.failed, t.first_error.empty() ? "" : " (first error: ", t.first_error.empty() ? "" : (t.first_error + ")").c_str(),
+                t.up, t.failed, t.first_error.empty() ? "" : " (first error: ",
+                t.first_error.empty() ? "" : (t.first_error + ")").c_str(),
                 t.dropped, static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
                 static_cast<unsigned long long>(t.bad), t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0,
                 t.all.max() / 1000.0);
