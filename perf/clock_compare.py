@@ -865,7 +865,8 @@ def main():
     ap.add_argument("--glacier2-cfg", default=os.path.join(REPO, "conf", "glacier2.cfg"))
     ap.add_argument("--kernel-bench", default=os.path.join(REPO, "build-perf", "bin", "bench_kernel_write"),
                     help="bench_kernel_write binary; '' to skip")
-    ap.add_argument("--out", default=None, help="JSON result file (default perf/out/clock_compare-<time>.json)")
+    ap.add_argument("--out", "--json", dest="out", default=None,
+                    help="JSON result file (default perf/out/clock_compare-<time>.json; perf/plot_results.py reads it)")
     a = ap.parse_args()
     a.sessions_list = [int(x) for x in a.sessions.split(",") if x]
     kinds = [k for k in a.routers.split(",") if k]
