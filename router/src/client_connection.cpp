@@ -23,8 +23,8 @@ using namespace net;
 client_connection::client_connection(session_shard& local, transport socket)
     : ice_connection(local.io(), std::move(socket)),
       local_(local),
-      request_timing_(home_.executor(), local.cfg().client_sleep_time_ms),
-      callback_timing_(home_.executor(), local.cfg().server_sleep_time_ms) {}
+      request_timing_(local.cfg().client_sleep_time_ms),
+      callback_timing_(local.cfg().server_sleep_time_ms) {}
 
 client_connection::~client_connection() = default;
 
@@ -221,8 +221,8 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
-    request_timing_.timer.cancel();
-    callback_timing_.timer.cancel();
+    if (request_timing_.timer) request_timing_.timer->cancel();
+    if (callback_timing_.timer) callback_timing_.timer->cancel();
     destroy_session();
     flush_requests();  // requests queued by the client still reach their back ends
     fail_queued_callbacks();

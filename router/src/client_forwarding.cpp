@@ -330,8 +330,9 @@ void client_connection::schedule_flush(flush_timing& timing, void (client_connec
 void client_connection::start_hold(flush_timing& timing, void (client_connection::*flush)()) {
     if (timing.hold.count() <= 0 || timing.holding) return;
     timing.holding = true;
-    timing.timer.expires_after(timing.hold);
-    timing.timer.async_wait([weak = weak_from_this(), &timing, flush](boost::system::error_code ec) {
+    if (!timing.timer) timing.timer = std::make_unique<asio::steady_timer>(home_.executor());
+    timing.timer->expires_after(timing.hold);
+    timing.timer->async_wait([weak = weak_from_this(), &timing, flush](boost::system::error_code ec) {
         auto self = std::static_pointer_cast<client_connection>(weak.lock());
         if (!self) return;
         timing.holding = false;
