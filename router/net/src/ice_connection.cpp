@@ -51,6 +51,13 @@ void ice_connection::start_loops() {
     socket_.non_blocking(true, ec);
     // TLS and WebSocket writes go through their stream, never around it.
     direct_writes_ = !ec && !transport_.secure() && !transport_.websocket();
+    if (direct_writes_) {
+        // No coroutines: a coroutine's frames and pending operation cost ~1.4 KiB per connection,
+        // a pending wait ~0.1 KiB (perf/README.md, "Idle RSS per session").
+        arm_read();
+        if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
+        return;
+    }
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
     if (transport_.websocket())
@@ -60,6 +67,11 @@ void ice_connection::start_loops() {
     else
         asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
+}
+
+void ice_connection::wake_writer() {
+    if (direct_writes_) write_async();
+    else wakeup_.cancel();
 }
 
 void ice_connection::schedule_write() {
@@ -277,6 +289,71 @@ asio::awaitable<void> ice_connection::read_loop() {
         last_activity_ = std::chrono::steady_clock::now();
         if (!on_bytes(protocol::byte_view(scratch.data(), n))) co_return;
     }
+}
+
+void ice_connection::arm_read() {
+    if (closed_ || read_armed_) return;
+    read_armed_ = true;
+    if (closing_ || reads_stopped_ || reads_paused()) {
+        // As the read loop did: the pending wait on resume_ holds the connection until
+        // resume_reads() (or close()) cancels it.
+        resume_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+            self->read_armed_ = false;
+            self->arm_read();
+        });
+        return;
+    }
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+        self->on_readable(ec);
+    });
+}
+
+void ice_connection::on_readable(const boost::system::error_code& wait_error) {
+    read_armed_ = false;
+    if (closed_) return;
+    if (wait_error) {
+        close(close_reason::io_error, wait_error.message());
+        return;
+    }
+    // Nothing is awaited between this read and the end of dispatch: the shared scratch is ours.
+    auto& scratch = home_.scratch();
+    boost::system::error_code ec;
+    const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        arm_read();
+        return;
+    }
+    if (ec) {
+        if (ec == asio::error::eof) close(close_reason::peer_closed, "peer closed the connection");
+        else close(close_reason::io_error, ec.message());
+        return;
+    }
+    last_activity_ = std::chrono::steady_clock::now();
+    if (!on_bytes(protocol::byte_view(scratch.data(), n))) reads_stopped_ = true;
+    arm_read();
+}
+
+void ice_connection::write_async() {
+    if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    out_.gather(async_batch_, max_frames_per_write);
+    write_in_flight_ = true;
+    asio::async_write(socket_, async_batch_,
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                          self->on_async_written(ec);
+                      });
+}
+
+void ice_connection::on_async_written(const boost::system::error_code& ec) {
+    write_in_flight_ = false;
+    if (closed_) return;
+    if (ec) {
+        close(close_reason::io_error, ec.message());
+        return;
+    }
+    const std::size_t before = out_.bytes();
+    after_write(before, out_.consume_gathered());
+    if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
+    else write_async();
 }
 
 bool ice_connection::on_bytes(protocol::byte_view data) {

@@ -13,16 +13,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace moraine::net {
 
 class shard;
 
 /// Base of client, server-endpoint and back-end connections (style.md §3-6). Owned by
-/// shared_ptr: the read and write coroutines each hold one. close() is the only exit.
+/// shared_ptr: a pending read (or, while reads are paused, the resume wait) always holds one, as
+/// does a write in flight; close() is the only exit.
 /// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
-/// whole message before the next co_await; only a partial message is kept per connection.
+/// whole message before waiting again; only a partial message is kept per connection.
 /// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
+/// Plain TCP runs from completion handlers, with no coroutine per connection (an idle one holds
+/// one pending wait, perf/README.md "Idle RSS per session"); TLS and WebSocket run a read and
+/// a write coroutine each.
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
@@ -69,7 +74,7 @@ public:
     /// flush: a write is in flight, or the connection writes only through its write loop.
     bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
 
-    /// Wakes a read loop paused by reads_paused().
+    /// Wakes reading paused by reads_paused().
     void resume_reads() noexcept { resume_.cancel(); }
 
     /** A back end answered a request this connection had forwarded (backend_connection::forward):
@@ -143,10 +148,21 @@ protected:
     tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
     bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
-    void wake_writer() noexcept { wakeup_.cancel(); }
+    /// Writes what is queued now: plain TCP starts an asynchronous write, TLS and WebSocket wake
+    /// their write loop. Nothing while a write is in flight (it takes the new frames next).
+    void wake_writer();
 
 private:
     asio::awaitable<void> read_loop();
+    /// Plain TCP: waits for readability (or, while paused or closing, for resume_reads()),
+    /// holding the connection. At most one wait is pending.
+    void arm_read();
+    /// Plain TCP: one read into the shard's scratch, its whole messages dispatched, then arm_read.
+    void on_readable(const boost::system::error_code& wait_error);
+    /// Plain TCP: writes the queue's front (up to 256 frames) with asio::async_write, then the
+    /// rest, one batch at a time, until the queue is empty (a socket that was full).
+    void write_async();
+    void on_async_written(const boost::system::error_code& ec);
     asio::awaitable<void> tls_read_loop();
     asio::awaitable<void> write_loop();
     asio::awaitable<void> ws_read_loop();
@@ -172,6 +188,7 @@ private:
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
     asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
     asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
@@ -188,7 +205,9 @@ private:
     bool loops_started_ = false;  // handshakes done, the read and write loops run
     bool direct_writes_ = false;   // plain TCP, non-blocking: written by flush_turn, not the write loop
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
-    bool write_in_flight_ = false;  // the write loop awaits an asynchronous write
+    bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
+    bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
+    bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
 };
 
 }  // namespace moraine::net
