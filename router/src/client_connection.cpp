@@ -23,8 +23,8 @@ using namespace net;
 client_connection::client_connection(session_shard& local, transport socket)
     : ice_connection(local.io(), std::move(socket)),
       local_(local),
-      request_timing_(local.cfg().client_sleep_time_ms),
-      callback_timing_(local.cfg().server_sleep_time_ms) {}
+      request_hold_ms_(local.cfg().client_sleep_time_ms),
+      callback_hold_ms_(local.cfg().server_sleep_time_ms) {}
 
 client_connection::~client_connection() = default;
 
@@ -123,7 +123,8 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 }
 
 std::size_t client_connection::in_flight() const noexcept {
-    return callbacks_.size() + (requests_.empty() ? 0 : 1) + (queued_callbacks_.empty() ? 0 : 1) +
+    return callbacks_.size() + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
+           (buffered_ && !buffered_->callbacks.empty() ? 1 : 0) +
            (creating_session ? 1 : 0) + resolving_;
 }
 
@@ -221,8 +222,8 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
-    if (request_timing_.timer) request_timing_.timer->cancel();
-    if (callback_timing_.timer) callback_timing_.timer->cancel();
+    if (buffered_ && buffered_->request_timing.timer) buffered_->request_timing.timer->cancel();
+    if (buffered_ && buffered_->callback_timing.timer) buffered_->callback_timing.timer->cancel();
     destroy_session();
     flush_requests();  // requests queued by the client still reach their back ends
     fail_queued_callbacks();

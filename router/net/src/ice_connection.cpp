@@ -33,14 +33,17 @@ ice_connection::ice_connection(shard& home, transport t)
       transport_(std::move(t)),
       socket_(transport_.socket()),
       out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
-      wakeup_(home.executor(), std::chrono::steady_clock::time_point::max()),
-      resume_(home.executor(), std::chrono::steady_clock::time_point::max()),
       last_activity_(std::chrono::steady_clock::now()) {
     ++home_.metrics().connections_open;
 }
 
 ice_connection::~ice_connection() {
     if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
+}
+
+asio::steady_timer& ice_connection::lazy_timer(std::unique_ptr<asio::steady_timer>& t) {
+    if (!t) t = std::make_unique<asio::steady_timer>(home_.executor(), std::chrono::steady_clock::time_point::max());
+    return *t;
 }
 
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
@@ -71,7 +74,7 @@ void ice_connection::start_loops() {
 
 void ice_connection::wake_writer() {
     if (direct_writes_) write_async();
-    else wakeup_.cancel();
+    else if (wakeup_) wakeup_->cancel();
 }
 
 void ice_connection::schedule_write() {
@@ -259,8 +262,8 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // both loops wake with operation_aborted and return
-    wakeup_.cancel();
-    resume_.cancel();
+    if (wakeup_) wakeup_->cancel();
+    if (resume_) resume_->cancel();
     on_closed(why);  // queued frames are freed with the connection: a pending writev may still point at them
 }
 
@@ -269,7 +272,7 @@ asio::awaitable<void> ice_connection::read_loop() {
     auto& scratch = home_.scratch();
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
@@ -297,7 +300,7 @@ void ice_connection::arm_read() {
     if (closing_ || reads_stopped_ || reads_paused()) {
         // As the read loop did: the pending wait on resume_ holds the connection until
         // resume_reads() (or close()) cancels it.
-        resume_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+        lazy_timer(resume_).async_wait([self = shared_from_this()](const boost::system::error_code&) {
             self->read_armed_ = false;
             self->arm_read();
         });
@@ -400,7 +403,7 @@ asio::awaitable<void> ice_connection::tls_read_loop() {
     std::vector<std::byte> buffer(tls_read_bytes);
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
@@ -421,7 +424,7 @@ asio::awaitable<void> ice_connection::ws_read_loop() {
     ws.read_limit(home_.cfg().message_size_max);
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, data] = co_await ws.read();
@@ -481,7 +484,7 @@ asio::awaitable<void> ice_connection::write_loop() {
     std::vector<asio::const_buffer> batch;
     while (!closed_) {
         if (out_.empty() || !writes_enabled_) {
-            co_await wakeup_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(wakeup_).async_wait(nothrow_awaitable);
             continue;
         }
         out_.gather(batch, max_frames_per_write);

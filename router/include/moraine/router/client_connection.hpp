@@ -155,10 +155,21 @@ private:
     };
     std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
         pinned_;
-    request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
-    request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
-    flush_timing request_timing_;
-    flush_timing callback_timing_;
+    /// Glacier2 buffered mode's queues and their flush timing (Glacier2.Client/Server.Buffered).
+    struct buffered_queues {
+        buffered_queues(int request_hold_ms, int callback_hold_ms)
+            : request_timing(request_hold_ms), callback_timing(callback_hold_ms) {}
+        request_queue<queued_request> requests;    // client -> back ends
+        request_queue<queued_callback> callbacks;  // back ends -> client
+        flush_timing request_timing;
+        flush_timing callback_timing;
+    };
+    /// The queues, made by the first buffered request or callback: an unbuffered session (the
+    /// default) holds none of their ~260 bytes. Never freed before the connection.
+    buffered_queues& buffered();
+    std::unique_ptr<buffered_queues> buffered_;
+    int request_hold_ms_;   // Glacier2.Client.SleepTime when the connection was accepted
+    int callback_hold_ms_;  // Glacier2.Server.SleepTime likewise
 };
 
 }  // namespace moraine::router

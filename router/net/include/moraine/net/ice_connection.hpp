@@ -75,7 +75,9 @@ public:
     bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
 
     /// Wakes reading paused by reads_paused().
-    void resume_reads() noexcept { resume_.cancel(); }
+    void resume_reads() noexcept {
+        if (resume_) resume_->cancel();
+    }
 
     /** A back end answered a request this connection had forwarded (backend_connection::forward):
         relay `r` under this connection's own `request_id`. `compression` is the original
@@ -190,8 +192,12 @@ private:
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
-    asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
-    asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
+    // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
+    // expire, only cancel() wakes their waiter.
+    std::unique_ptr<asio::steady_timer> wakeup_;  // TLS/WebSocket write loop sleeps on it; wake_writer() cancels it
+    std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
+    /// `t`, made now if it was not yet.
+    asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
     std::chrono::steady_clock::time_point last_activity_;
     void close_message_written() noexcept;
 
