@@ -181,7 +181,7 @@ void catalog::subscribe(call& k, const std::string& name) {
     s.session_local = svc_.is_session_subscriber(proxy);
     s.twoway = twoway;
     s.qos = std::get<qos>(q);
-    s.proxy = std::move(proxy);
+    if (!s.session_local) s.proxy = std::make_shared<const protocol::proxy>(std::move(proxy));
     const unsigned shard = svc_.delivery_shard(s);
     t.subscribers[key] = subscription{s.id, shard};
     auto reply = net::reply_ok(k.r.request_id, k.enc(), [&](protocol::output_stream& os) {
