@@ -71,8 +71,8 @@ void ice_connection::start_loops() {
     // TLS and WebSocket writes go through their stream, never around it.
     direct_writes_ = !ec && !transport_.secure() && !transport_.websocket();
     if (direct_writes_) {
-        // No coroutines: a coroutine's frames and pending operation cost ~1.4 KiB per connection,
-        // a pending wait ~0.1 KiB (perf/README.md, "Idle RSS per session").
+        // No coroutines: the read and write coroutines' frames and pending operations cost ~2.5 KiB
+        // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
         arm_read();
         if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
         return;
@@ -113,7 +113,7 @@ void ice_connection::flush_turn() {
     boost::system::error_code ec;
     const std::size_t n = socket_.write_some(batch, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
-        wake_writer();  // the socket is full: the write loop waits until it takes more
+        wake_writer();  // the socket is full: write_async waits until it takes more
         return;
     }
     if (ec) {

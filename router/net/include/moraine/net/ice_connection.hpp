@@ -66,8 +66,8 @@ public:
     void heartbeat_if_idle();
 
     /** End of a loop turn (turn_flusher): writes what this turn queued with one non-blocking
-        writev, up to 256 frames; a short write or more frames go on in the write loop. Nothing
-        while the write loop has a write in flight: it takes the new frames next. */
+        writev, up to 256 frames; a short write or more frames go on in write_async. Nothing
+        while an asynchronous write is in flight: it takes the new frames next. */
     void flush_turn();
 
     /// True while queued frames wait for the peer to take them, not merely for this turn's
@@ -98,7 +98,7 @@ public:
 protected:
     ice_connection(shard& home, transport t);
 
-    /// Spawns the read and write loops.
+    /// Starts reading and writing: completion handlers for plain TCP, else the read and write loops.
     void start_loops();
     /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
     /// (together bounded by the handshake timeout; a failure closes the connection without an
@@ -138,7 +138,7 @@ protected:
     virtual bool reads_paused() const noexcept { return out_.above_high(); }
     /// The queue fell below its low watermark after having been above the high one.
     virtual void on_drained() { resume_reads(); }
-    /// The write loop wrote everything queued: the peer has taken all bytes so far.
+    /// Everything queued was written: the peer has taken all bytes so far.
     virtual void on_written() {}
     /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
     bool dispatch_frame(const protocol::frame_view& frame);
@@ -182,7 +182,7 @@ private:
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
     bool admit();
     /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
-    /// flight) or wakes the write loop.
+    /// flight) or wakes the writer (wake_writer).
     void schedule_write();
     /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
     /// on_written. `bytes_before` is the queue's size before the consume.
@@ -208,8 +208,8 @@ private:
     bool close_pending_ = false;  // ...and not yet written
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
-    bool loops_started_ = false;  // handshakes done, the read and write loops run
-    bool direct_writes_ = false;   // plain TCP, non-blocking: written by flush_turn, not the write loop
+    bool loops_started_ = false;  // handshakes done, reading and writing started
+    bool direct_writes_ = false;   // plain TCP, non-blocking: no loops; written by flush_turn, then write_async
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
     bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
     bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
