@@ -350,7 +350,14 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
         return;
     }
     last_activity_ = std::chrono::steady_clock::now();
-    if (!on_bytes(protocol::byte_view(scratch.data(), n))) reads_stopped_ = true;
+    bool more = false;
+    try {
+        more = on_bytes(protocol::byte_view(scratch.data(), n));
+    } catch (...) {
+        // As co_spawn did for the read loop: counted and logged, reading stops, the shard runs on.
+        report_bug(std::current_exception());
+    }
+    if (!more) reads_stopped_ = true;
     arm_read();
 }
 
@@ -371,10 +378,14 @@ void ice_connection::on_async_written(const boost::system::error_code& ec) {
         close(close_reason::io_error, ec.message());
         return;
     }
-    const std::size_t before = out_.bytes();
-    after_write(before, out_.consume_gathered());
-    if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
-    else write_async();
+    try {
+        const std::size_t before = out_.bytes();
+        after_write(before, out_.consume_gathered());
+        if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
+        else write_async();
+    } catch (...) {
+        report_bug(std::current_exception());  // as co_spawn did for the write loop; the shard runs on
+    }
 }
 
 bool ice_connection::on_bytes(protocol::byte_view data) {
