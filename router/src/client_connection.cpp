@@ -123,7 +123,7 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 }
 
 std::size_t client_connection::in_flight() const noexcept {
-    return callbacks_.size() + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
+    return (tracked_ ? tracked_->callbacks.size() : 0) + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
            (buffered_ && !buffered_->callbacks.empty() ? 1 : 0) +
            (creating_session ? 1 : 0) + resolving_;
 }
@@ -133,8 +133,13 @@ std::int32_t client_connection::next_callback_id() noexcept {
     do {
         id = next_callback_id_;
         next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
-    } while (callbacks_.contains(id) || event_replies_.contains(id));
+    } while (tracked_ && (tracked_->callbacks.contains(id) || tracked_->event_replies.contains(id)));
     return id;
+}
+
+client_connection::tracked_requests& client_connection::tracked() {
+    if (!tracked_) tracked_ = std::make_unique<tracked_requests>();
+    return *tracked_;
 }
 
 enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, net::session_directory::reply_done done) {
@@ -149,21 +154,24 @@ enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, n
     const auto result = enqueue(std::move(f));
     // Kept after the enqueue: an over_limit enqueue has closed the connection, and the caller
     // counts that failure from the result.
-    if (id != 0 && done && result != enqueue_result::over_limit && !closed()) event_replies_.emplace(id, std::move(done));
+    if (id != 0 && done && result != enqueue_result::over_limit && !closed())
+        tracked().event_replies.emplace(id, std::move(done));
     return result;
 }
 
 void client_connection::on_callback_reply(const protocol::reply_view& r) {
-    if (auto ev = event_replies_.find(r.request_id); ev != event_replies_.end()) {
+    if (!tracked_) return;  // nothing sent to the client awaits a reply: an unknown id, ignored as Ice does
+    auto& t = *tracked_;
+    if (auto ev = t.event_replies.find(r.request_id); ev != t.event_replies.end()) {
         auto done = std::move(ev->second);
-        event_replies_.erase(ev);
+        t.event_replies.erase(ev);
         done(&r);
         return;
     }
-    auto it = callbacks_.find(r.request_id);
-    if (it == callbacks_.end()) return;  // unknown request id: ignored, as Ice does
+    auto it = t.callbacks.find(r.request_id);
+    if (it == t.callbacks.end()) return;  // unknown request id: ignored, as Ice does
     const callback_route route = std::move(it->second);
-    callbacks_.erase(it);
+    t.callbacks.erase(it);
     if (route.request_id == 0) return;  // a oneway callback the back end asked to forward twoway
     protocol::byte_buffer out;
     protocol::write_reply_message(out, route.request_id, r);
@@ -178,15 +186,17 @@ void client_connection::fail_callback(const callback_route& route) noexcept {
 }
 
 void client_connection::fail_callbacks() noexcept {
-    for (auto& [id, route] : callbacks_) fail_callback(route);
-    callbacks_.clear();
+    if (!tracked_) return;
+    for (auto& [id, route] : tracked_->callbacks) fail_callback(route);
+    tracked_->callbacks.clear();
 }
 
 void client_connection::fail_event_replies() noexcept {
     // Posted: the close may happen inside the topic service's own deliver() call.
-    for (auto& [id, done] : event_replies_)
+    if (!tracked_) return;
+    for (auto& [id, done] : tracked_->event_replies)
         boost::asio::post(home_.io(), [done = std::move(done)] { done(nullptr); });
-    event_replies_.clear();
+    tracked_->event_replies.clear();
 }
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
@@ -215,7 +225,7 @@ void client_connection::destroy_session() {
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
                       session_->category, {});
     session_.reset();
-    pinned_.clear();  // its routing table is gone: a new session's proxies resolve afresh
+    if (tracked_) tracked_->pinned.clear();  // its routing table is gone: a new session's proxies resolve afresh
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }

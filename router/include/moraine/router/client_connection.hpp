@@ -139,8 +139,6 @@ private:
 
     std::unique_ptr<session::session> session_;
     session_shard& local_;
-    std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
-    std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies_;  // twoway topic events
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
@@ -153,8 +151,16 @@ private:
         std::shared_ptr<const protocol::proxy> target;  // the indirect proxy, shared by its queued requests
         std::weak_ptr<net::backend_connection> connection;
     };
-    std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
-        pinned_;
+    /// What the connection keeps about requests in flight toward the client and indirect
+    /// targets: made by the first of them (an idle session has none of its 168 bytes), then kept.
+    struct tracked_requests {
+        std::unordered_map<std::int32_t, net::callback_route> callbacks;  // our request id -> origin
+        std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies;  // twoway topic events
+        std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
+            pinned;
+    };
+    tracked_requests& tracked();
+    std::unique_ptr<tracked_requests> tracked_;
     /// Glacier2 buffered mode's queues and their flush timing (Glacier2.Client/Server.Buffered).
     struct buffered_queues {
         buffered_queues(int request_hold_ms, int callback_hold_ms)
