@@ -230,7 +230,9 @@ std::variant<subscriber, std::string> catalog::make_subscriber(
     s.session_local = svc_.is_session_subscriber(proxy);
     s.twoway = twoway;
     s.qos = std::get<qos>(q);
-    s.proxy = std::move(proxy);
+    // Only external subscribers are connected to: a session-local one is written to its client
+    // connection, and a proxy is ~250 bytes per subscribed session.
+    if (!s.session_local) s.proxy = std::make_shared<const protocol::proxy>(std::move(proxy));
     return s;
 }
 

@@ -81,7 +81,7 @@ void delivery_state::expire(clock::time_point now, const delivery_limits& lim) {
     if (lim.send_timeout_ms < 0) return;
     const auto timeout = std::chrono::milliseconds(lim.send_timeout_ms);
     while (!outstanding_.empty() && outstanding_.front().sent + timeout <= now) {
-        outstanding_.pop_front();
+        outstanding_.erase(outstanding_.begin());
         fail(delivery_outcome::transient, now, lim);
     }
 }

@@ -162,7 +162,7 @@ void local_topics::send_to_session(const std::string& topic, const sub_ptr& s, c
 void local_topics::send_external(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
                                  delivery_state::clock::time_point now) {
     std::string failure;
-    auto backend = home_.backends().get(s->proxy, failure);
+    auto backend = home_.backends().get(*s->proxy, failure);
     if (!backend) {
         s->delivery.completed(out.token, delivery_outcome::transient, now, limits_);
         return;

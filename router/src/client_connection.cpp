@@ -23,8 +23,8 @@ using namespace net;
 client_connection::client_connection(session_shard& local, transport socket)
     : ice_connection(local.io(), std::move(socket)),
       local_(local),
-      request_timing_(home_.executor(), local.cfg().client_sleep_time_ms),
-      callback_timing_(home_.executor(), local.cfg().server_sleep_time_ms) {}
+      request_hold_ms_(local.cfg().client_sleep_time_ms),
+      callback_hold_ms_(local.cfg().server_sleep_time_ms) {}
 
 client_connection::~client_connection() = default;
 
@@ -123,7 +123,8 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 }
 
 std::size_t client_connection::in_flight() const noexcept {
-    return callbacks_.size() + (requests_.empty() ? 0 : 1) + (queued_callbacks_.empty() ? 0 : 1) +
+    return (tracked_ ? tracked_->callbacks.size() : 0) + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
+           (buffered_ && !buffered_->callbacks.empty() ? 1 : 0) +
            (creating_session ? 1 : 0) + resolving_;
 }
 
@@ -132,8 +133,13 @@ std::int32_t client_connection::next_callback_id() noexcept {
     do {
         id = next_callback_id_;
         next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
-    } while (callbacks_.contains(id) || event_replies_.contains(id));
+    } while (tracked_ && (tracked_->callbacks.contains(id) || tracked_->event_replies.contains(id)));
     return id;
+}
+
+client_connection::tracked_requests& client_connection::tracked() {
+    if (!tracked_) tracked_ = std::make_unique<tracked_requests>();
+    return *tracked_;
 }
 
 enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, net::session_directory::reply_done done) {
@@ -148,21 +154,24 @@ enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, n
     const auto result = enqueue(std::move(f));
     // Kept after the enqueue: an over_limit enqueue has closed the connection, and the caller
     // counts that failure from the result.
-    if (id != 0 && done && result != enqueue_result::over_limit && !closed()) event_replies_.emplace(id, std::move(done));
+    if (id != 0 && done && result != enqueue_result::over_limit && !closed())
+        tracked().event_replies.emplace(id, std::move(done));
     return result;
 }
 
 void client_connection::on_callback_reply(const protocol::reply_view& r) {
-    if (auto ev = event_replies_.find(r.request_id); ev != event_replies_.end()) {
+    if (!tracked_) return;  // nothing sent to the client awaits a reply: an unknown id, ignored as Ice does
+    auto& t = *tracked_;
+    if (auto ev = t.event_replies.find(r.request_id); ev != t.event_replies.end()) {
         auto done = std::move(ev->second);
-        event_replies_.erase(ev);
+        t.event_replies.erase(ev);
         done(&r);
         return;
     }
-    auto it = callbacks_.find(r.request_id);
-    if (it == callbacks_.end()) return;  // unknown request id: ignored, as Ice does
+    auto it = t.callbacks.find(r.request_id);
+    if (it == t.callbacks.end()) return;  // unknown request id: ignored, as Ice does
     const callback_route route = std::move(it->second);
-    callbacks_.erase(it);
+    t.callbacks.erase(it);
     if (route.request_id == 0) return;  // a oneway callback the back end asked to forward twoway
     protocol::byte_buffer out;
     protocol::write_reply_message(out, route.request_id, r);
@@ -177,15 +186,17 @@ void client_connection::fail_callback(const callback_route& route) noexcept {
 }
 
 void client_connection::fail_callbacks() noexcept {
-    for (auto& [id, route] : callbacks_) fail_callback(route);
-    callbacks_.clear();
+    if (!tracked_) return;
+    for (auto& [id, route] : tracked_->callbacks) fail_callback(route);
+    tracked_->callbacks.clear();
 }
 
 void client_connection::fail_event_replies() noexcept {
     // Posted: the close may happen inside the topic service's own deliver() call.
-    for (auto& [id, done] : event_replies_)
+    if (!tracked_) return;
+    for (auto& [id, done] : tracked_->event_replies)
         boost::asio::post(home_.io(), [done = std::move(done)] { done(nullptr); });
-    event_replies_.clear();
+    tracked_->event_replies.clear();
 }
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
@@ -207,13 +218,14 @@ void client_connection::destroy_session() {
     flush_callbacks();
     local_.remove_session(session_->category);
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
-    if (!session_->session_proxy.is_nil()) invoke_and_forget(home_, session_->session_proxy, "destroy");
+    if (session_->session_proxy && !session_->session_proxy->is_nil())
+        invoke_and_forget(home_, *session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     if (local_.cfg().trace.session > 0) [[unlikely]]
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
                       session_->category, {});
     session_.reset();
-    pinned_.clear();  // its routing table is gone: a new session's proxies resolve afresh
+    if (tracked_) tracked_->pinned.clear();  // its routing table is gone: a new session's proxies resolve afresh
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }
@@ -221,8 +233,8 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
-    request_timing_.timer.cancel();
-    callback_timing_.timer.cancel();
+    if (buffered_ && buffered_->request_timing.timer) buffered_->request_timing.timer->cancel();
+    if (buffered_ && buffered_->callback_timing.timer) buffered_->callback_timing.timer->cancel();
     destroy_session();
     flush_requests();  // requests queued by the client still reach their back ends
     fail_queued_callbacks();

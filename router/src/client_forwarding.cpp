@@ -186,15 +186,16 @@ void client_connection::send_or_queue(queued_request q) {
     std::optional<protocol::byte_buffer> traced;
     if (cfg.trace.client_override > 0) [[unlikely]]
         traced = q.message;
-    if (requests_.add(std::move(q))) {
+    auto& b = buffered();
+    if (b.requests.add(std::move(q))) {
         ++local_.metrics().requests_overridden;
         if (traced) [[unlikely]]
             if (auto r = protocol::decode_request(protocol::byte_view(*traced).subspan(protocol::header_size)))
                 trace_override(trace_direction::client, *r);
     }
     // A full queue leaves at once, hold or not; small ones wait for the end of the turn.
-    if (requests_.bytes() >= home_.cfg().connection_queue_high) flush_requests();
-    else schedule_flush(request_timing_, &client_connection::flush_requests);
+    if (b.requests.bytes() >= home_.cfg().connection_queue_high) flush_requests();
+    else schedule_flush(b.request_timing, &client_connection::flush_requests);
 }
 
 void client_connection::send_request(queued_request q) {
@@ -217,10 +218,11 @@ void client_connection::send_request(queued_request q) {
 }
 
 void client_connection::flush_requests() {
-    if (requests_.empty()) return;
+    if (!buffered_ || buffered_->requests.empty()) return;
+    auto& b = *buffered_;
     batches pending;
-    while (!requests_.empty()) {
-        queued_request q = requests_.pop();
+    while (!b.requests.empty()) {
+        queued_request q = b.requests.pop();
         if (q.how.is_batch()) {
             pending.add(q);
             continue;
@@ -229,7 +231,7 @@ void client_connection::flush_requests() {
         send_request(std::move(q));
     }
     pending.send_all();
-    if (!closed()) start_hold(request_timing_, &client_connection::flush_requests);
+    if (!closed()) start_hold(b.request_timing, &client_connection::flush_requests);
 }
 
 // -- back end -> client ---------------------------------------------------------------------------
@@ -258,25 +260,26 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
     std::optional<protocol::byte_buffer> copy;
     if (trace) [[unlikely]]
         copy = q.message;
-    if (queued_callbacks_.add(std::move(q))) {
+    auto& b = buffered();
+    if (b.callbacks.add(std::move(q))) {
         ++local_.metrics().callbacks_overridden;
         if (copy) [[unlikely]]
             if (auto r = protocol::decode_request(protocol::byte_view(*copy).subspan(protocol::header_size)))
                 trace_override(trace_direction::server, *r);
     }
-    if (queued_callbacks_.bytes() > home_.cfg().connection_queue_max) {
+    if (b.callbacks.bytes() > home_.cfg().connection_queue_max) {
         ++home_.metrics().slow_consumers_closed;
         close(close_reason::slow_consumer, "slow consumer: buffered callbacks over the queue limit");
         return;
     }
-    if (queued_callbacks_.bytes() >= home_.cfg().connection_queue_high) flush_callbacks();
-    else schedule_flush(callback_timing_, &client_connection::flush_callbacks);
+    if (b.callbacks.bytes() >= home_.cfg().connection_queue_high) flush_callbacks();
+    else schedule_flush(b.callback_timing, &client_connection::flush_callbacks);
 }
 
 void client_connection::send_callback(queued_callback q) {
     if (q.how.is_twoway()) {
         const std::int32_t id = next_callback_id();
-        callbacks_.emplace(id, std::move(q.route));
+        tracked().callbacks.emplace(id, std::move(q.route));
         std::memcpy(q.message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     if (q.how.compress) protocol::compress_for_peer(q.message);
@@ -286,10 +289,11 @@ void client_connection::send_callback(queued_callback q) {
 void client_connection::flush_callbacks() {
     // While the client has not taken what was sent, keep the rest here, where newer callbacks
     // can still override it; on_written() flushes again (Glacier2's slow-client rule).
-    if (closed() || queued_callbacks_.empty() || write_backlogged()) return;
+    if (closed() || !buffered_ || buffered_->callbacks.empty() || write_backlogged()) return;
+    auto& b = *buffered_;
     pending_batch batch;  // toward a client: one batch for the connection, whatever the identity
-    while (!queued_callbacks_.empty() && !write_backlogged() && !closed()) {
-        queued_callback q = queued_callbacks_.pop();
+    while (!b.callbacks.empty() && !write_backlogged() && !closed()) {
+        queued_callback q = b.callbacks.pop();
         if (q.how.is_batch()) {
             if (auto full = batch.add(q.message, q.how.compress); !full.empty()) enqueue(std::move(full));
             continue;
@@ -298,22 +302,28 @@ void client_connection::flush_callbacks() {
         send_callback(std::move(q));
     }
     if (!batch.empty()) enqueue(batch.finish());
-    if (!closed()) start_hold(callback_timing_, &client_connection::flush_callbacks);
+    if (!closed()) start_hold(b.callback_timing, &client_connection::flush_callbacks);
 }
 
 void client_connection::on_written() {
-    if (!callback_timing_.holding && !queued_callbacks_.empty())
-        schedule_flush(callback_timing_, &client_connection::flush_callbacks);
+    if (buffered_ && !buffered_->callback_timing.holding && !buffered_->callbacks.empty())
+        schedule_flush(buffered_->callback_timing, &client_connection::flush_callbacks);
 }
 
 void client_connection::fail_queued_callbacks() noexcept {
-    while (!queued_callbacks_.empty()) {
-        queued_callback q = queued_callbacks_.pop();
+    if (!buffered_) return;
+    while (!buffered_->callbacks.empty()) {
+        queued_callback q = buffered_->callbacks.pop();
         if (q.how.is_twoway()) fail_callback(q.route);
     }
 }
 
 // -- flush timing --------------------------------------------------------------------------------
+
+client_connection::buffered_queues& client_connection::buffered() {
+    if (!buffered_) buffered_ = std::make_unique<buffered_queues>(request_hold_ms_, callback_hold_ms_);
+    return *buffered_;
+}
 
 void client_connection::schedule_flush(flush_timing& timing, void (client_connection::*flush)()) {
     if (timing.posted || timing.holding) return;
@@ -330,8 +340,9 @@ void client_connection::schedule_flush(flush_timing& timing, void (client_connec
 void client_connection::start_hold(flush_timing& timing, void (client_connection::*flush)()) {
     if (timing.hold.count() <= 0 || timing.holding) return;
     timing.holding = true;
-    timing.timer.expires_after(timing.hold);
-    timing.timer.async_wait([weak = weak_from_this(), &timing, flush](boost::system::error_code ec) {
+    if (!timing.timer) timing.timer = std::make_unique<asio::steady_timer>(home_.executor());
+    timing.timer->expires_after(timing.hold);
+    timing.timer->async_wait([weak = weak_from_this(), &timing, flush](boost::system::error_code ec) {
         auto self = std::static_pointer_cast<client_connection>(weak.lock());
         if (!self) return;
         timing.holding = false;

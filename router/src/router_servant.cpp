@@ -190,11 +190,11 @@ void destroy_session_op(const call& k) {
 void refresh_session_op(const call& k) {
     const auto* s = k.c.current_session();
     if (!s) return k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
-    if (s->session_proxy.is_nil()) return k.ok_void();
+    if (!s->session_proxy || s->session_proxy->is_nil()) return k.ok_void();
     protocol::output_stream none;
     none.write_empty_encapsulation(protocol::encoding_1_1);
     const auto mode = static_cast<std::uint8_t>(protocol::operation_mode::nonmutating);  // ice_ping
-    invoke(k.c.home(), s->session_proxy, "ice_ping", mode, none.view(),
+    invoke(k.c.home(), *s->session_proxy, "ice_ping", mode, none.view(),
            [weak = std::weak_ptr(k.c.shared()), id = k.r.request_id, enc = k.enc(),
             category = s->category](const protocol::reply_view* r, std::string_view failure) {
                auto c = weak.lock();

@@ -83,7 +83,8 @@ std::unique_ptr<session::session> new_session(client_connection& c, const pendin
 
 /// Answers createSession with the session proxy (nil without a SessionManager).
 void reply_created(client_connection& c, const pending_session& p) {
-    const protocol::proxy returned = c.session_state()->session_proxy;
+    const auto& held = c.session_state()->session_proxy;
+    const protocol::proxy returned = held ? *held : protocol::proxy{};
     c.enqueue(reply_ok(p.request_id, p.enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, returned); }));
 }
 
@@ -115,7 +116,7 @@ void call_session_manager(client_connection& c, pending_session p) {
                    return;
                }
                if (session_proxy) {
-                   c->session_state()->session_proxy = std::move(*session_proxy);
+                   c->session_state()->session_proxy = std::make_unique<const protocol::proxy>(std::move(*session_proxy));
                    return reply_created(*c, p);
                }
                c->destroy_session();

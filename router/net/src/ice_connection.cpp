@@ -7,6 +7,7 @@
 #include <moraine/net/tls_context.hpp>
 #include <moraine/net/ws_stream.hpp>
 
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/beast/websocket/error.hpp>
 
 #include <spdlog/spdlog.h>
@@ -26,6 +27,21 @@ constexpr std::size_t max_frames_per_write = 256;
 constexpr std::size_t tls_read_bytes = 8 * 1024;
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
+
+// asio's default handler allocator recycles blocks per thread, so the readability wait an idle
+// connection keeps pending may sit in a block cut for a larger operation (~340 bytes measured,
+// perf/README.md "Idle RSS per session"); with this allocator it takes its own size from malloc.
+template <class T>
+struct exact_allocator {
+    using value_type = T;
+    exact_allocator() noexcept = default;
+    template <class U>
+    exact_allocator(const exact_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return std::allocator<T>().allocate(n); }
+    void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
+    template <class U>
+    bool operator==(const exact_allocator<U>&) const noexcept { return true; }
+};
 }  // namespace
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -33,14 +49,17 @@ ice_connection::ice_connection(shard& home, transport t)
       transport_(std::move(t)),
       socket_(transport_.socket()),
       out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
-      wakeup_(home.executor(), std::chrono::steady_clock::time_point::max()),
-      resume_(home.executor(), std::chrono::steady_clock::time_point::max()),
       last_activity_(std::chrono::steady_clock::now()) {
     ++home_.metrics().connections_open;
 }
 
 ice_connection::~ice_connection() {
     if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
+}
+
+asio::steady_timer& ice_connection::lazy_timer(std::unique_ptr<asio::steady_timer>& t) {
+    if (!t) t = std::make_unique<asio::steady_timer>(home_.executor(), std::chrono::steady_clock::time_point::max());
+    return *t;
 }
 
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
@@ -51,6 +70,13 @@ void ice_connection::start_loops() {
     socket_.non_blocking(true, ec);
     // TLS and WebSocket writes go through their stream, never around it.
     direct_writes_ = !ec && !transport_.secure() && !transport_.websocket();
+    if (direct_writes_) {
+        // No coroutines: the read and write coroutines' frames and pending operations cost ~2.5 KiB
+        // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
+        arm_read();
+        if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
+        return;
+    }
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
     if (transport_.websocket())
@@ -60,6 +86,11 @@ void ice_connection::start_loops() {
     else
         asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
+}
+
+void ice_connection::wake_writer() {
+    if (direct_writes_) write_async();
+    else if (wakeup_) wakeup_->cancel();
 }
 
 void ice_connection::schedule_write() {
@@ -82,7 +113,7 @@ void ice_connection::flush_turn() {
     boost::system::error_code ec;
     const std::size_t n = socket_.write_some(batch, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
-        wake_writer();  // the socket is full: the write loop waits until it takes more
+        wake_writer();  // the socket is full: write_async waits until it takes more
         return;
     }
     if (ec) {
@@ -251,8 +282,8 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // both loops wake with operation_aborted and return
-    wakeup_.cancel();
-    resume_.cancel();
+    if (wakeup_) wakeup_->cancel();
+    if (resume_) resume_->cancel();
     on_closed(why);  // queued frames are freed with the connection: a pending writev may still point at them
 }
 
@@ -261,7 +292,7 @@ asio::awaitable<void> ice_connection::read_loop() {
     auto& scratch = home_.scratch();
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
@@ -280,6 +311,84 @@ asio::awaitable<void> ice_connection::read_loop() {
         }
         last_activity_ = std::chrono::steady_clock::now();
         if (!on_bytes(protocol::byte_view(scratch.data(), n))) co_return;
+    }
+}
+
+void ice_connection::arm_read() {
+    if (closed_ || read_armed_) return;
+    read_armed_ = true;
+    if (closing_ || reads_stopped_ || reads_paused()) {
+        // As the read loop did: the pending wait on resume_ holds the connection until
+        // resume_reads() (or close()) cancels it.
+        lazy_timer(resume_).async_wait([self = shared_from_this()](const boost::system::error_code&) {
+            self->read_armed_ = false;
+            self->arm_read();
+        });
+        return;
+    }
+    socket_.async_wait(tcp::socket::wait_read,
+                       asio::bind_allocator(exact_allocator<void>(),
+                                            [self = shared_from_this()](const boost::system::error_code& ec) {
+                                                self->on_readable(ec);
+                                            }));
+}
+
+void ice_connection::on_readable(const boost::system::error_code& wait_error) {
+    read_armed_ = false;
+    if (closed_) return;
+    if (wait_error) {
+        close(close_reason::io_error, wait_error.message());
+        return;
+    }
+    // Nothing is awaited between this read and the end of dispatch: the shared scratch is ours.
+    auto& scratch = home_.scratch();
+    boost::system::error_code ec;
+    const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        arm_read();
+        return;
+    }
+    if (ec) {
+        if (ec == asio::error::eof) close(close_reason::peer_closed, "peer closed the connection");
+        else close(close_reason::io_error, ec.message());
+        return;
+    }
+    last_activity_ = std::chrono::steady_clock::now();
+    bool more = false;
+    try {
+        more = on_bytes(protocol::byte_view(scratch.data(), n));
+    } catch (...) {
+        // As co_spawn did for the read loop: counted and logged, reading stops, the shard runs on.
+        report_bug(std::current_exception());
+    }
+    if (!more) reads_stopped_ = true;
+    arm_read();
+}
+
+void ice_connection::write_async() {
+    if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    out_.gather(async_batch_, max_frames_per_write);
+    write_in_flight_ = true;
+    asio::async_write(socket_, async_batch_,
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                          self->on_async_written(ec);
+                      });
+}
+
+void ice_connection::on_async_written(const boost::system::error_code& ec) {
+    write_in_flight_ = false;
+    if (closed_) return;
+    if (ec) {
+        close(close_reason::io_error, ec.message());
+        return;
+    }
+    try {
+        const std::size_t before = out_.bytes();
+        after_write(before, out_.consume_gathered());
+        if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
+        else write_async();
+    } catch (...) {
+        report_bug(std::current_exception());  // as co_spawn did for the write loop; the shard runs on
     }
 }
 
@@ -327,7 +436,7 @@ asio::awaitable<void> ice_connection::tls_read_loop() {
     std::vector<std::byte> buffer(tls_read_bytes);
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
@@ -348,7 +457,7 @@ asio::awaitable<void> ice_connection::ws_read_loop() {
     ws.read_limit(home_.cfg().message_size_max);
     while (!closed_) {
         if (closing_ || reads_paused()) {
-            co_await resume_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, data] = co_await ws.read();
@@ -408,7 +517,7 @@ asio::awaitable<void> ice_connection::write_loop() {
     std::vector<asio::const_buffer> batch;
     while (!closed_) {
         if (out_.empty() || !writes_enabled_) {
-            co_await wakeup_.async_wait(nothrow_awaitable);
+            co_await lazy_timer(wakeup_).async_wait(nothrow_awaitable);
             continue;
         }
         out_.gather(batch, max_frames_per_write);

@@ -3,12 +3,13 @@
 // clock of its own, so it is tested alone (icestorm-bridge/test/delivery_test.cpp).
 #include <moraine/icestorm/event.hpp>
 #include <moraine/icestorm/qos.hpp>
+#include <moraine/net/compact_fifo.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+#include <vector>
 
 namespace moraine::icestorm {
 
@@ -115,9 +116,9 @@ private:
     state state_ = state::online;
     clock::time_point retry_at_{};
     int current_retry_ = 0;
-    std::deque<event_ptr> queue_;
+    net::compact_fifo<event_ptr> queue_;  // no memory while empty (an idle subscriber)
     std::size_t queue_bytes_ = 0;
-    std::deque<in_flight> outstanding_;  // in send order
+    std::vector<in_flight> outstanding_;  // in send order; at most 5 (twoway_window), none for a oneway
     std::uint64_t next_token_ = 1;
 };
 

@@ -21,7 +21,9 @@ struct subscriber {
     protocol::identity id;
     std::string key;             ///< identity_to_string(id): the catalog's key
     protocol::byte_buffer target;  ///< encoded identity + facet, copied into each event frame
-    protocol::proxy proxy;       ///< for external subscribers: where to connect
+    /// External subscribers only: where to connect. Null for a session-local one, which is
+    /// written to its client connection (a proxy is ~250 bytes per subscribed session).
+    std::shared_ptr<const protocol::proxy> proxy;
     bool session_local = false;  ///< a servant in a session of this router: written to its client connection
     bool twoway = false;
     icestorm::qos qos;

@@ -43,8 +43,9 @@ struct queued_callback {
     reached the idle queue, then at most once per `hold` (Glacier2.*.SleepTime): requests that
     arrive meanwhile wait, batch and override one another. */
 struct flush_timing {
-    flush_timing(net::asio::any_io_executor ex, int hold_ms) : timer(ex), hold(hold_ms) {}
-    net::asio::steady_timer timer;
+    explicit flush_timing(int hold_ms) : hold(hold_ms) {}
+    /// Made by the first hold: a session that never buffers (the default) keeps no timer.
+    std::unique_ptr<net::asio::steady_timer> timer;
     std::chrono::milliseconds hold;
     bool posted = false;   ///< a flush is posted to the end of this loop turn
     bool holding = false;  ///< the hold after the last flush is running

@@ -143,8 +143,6 @@ private:
 
     std::unique_ptr<session::session> session_;
     session_shard& local_;
-    std::unordered_map<std::int32_t, net::callback_route> callbacks_;  // our request id -> origin
-    std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies_;  // twoway topic events
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
@@ -157,12 +155,31 @@ private:
         std::shared_ptr<const protocol::proxy> target;  // the indirect proxy, shared by its queued requests
         std::weak_ptr<net::backend_connection> connection;
     };
-    std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
-        pinned_;
-    request_queue<queued_request> requests_;         // client -> back ends, buffered mode only
-    request_queue<queued_callback> queued_callbacks_; // back ends -> client, buffered mode only
-    flush_timing request_timing_;
-    flush_timing callback_timing_;
+    /// What the connection keeps about requests in flight toward the client and indirect
+    /// targets: made by the first of them (an idle session has none of its 168 bytes), then kept.
+    struct tracked_requests {
+        std::unordered_map<std::int32_t, net::callback_route> callbacks;  // our request id -> origin
+        std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies;  // twoway topic events
+        std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
+            pinned;
+    };
+    tracked_requests& tracked();
+    std::unique_ptr<tracked_requests> tracked_;
+    /// Glacier2 buffered mode's queues and their flush timing (Glacier2.Client/Server.Buffered).
+    struct buffered_queues {
+        buffered_queues(int request_hold_ms, int callback_hold_ms)
+            : request_timing(request_hold_ms), callback_timing(callback_hold_ms) {}
+        request_queue<queued_request> requests;    // client -> back ends
+        request_queue<queued_callback> callbacks;  // back ends -> client
+        flush_timing request_timing;
+        flush_timing callback_timing;
+    };
+    /// The queues, made by the first buffered request or callback: an unbuffered session (the
+    /// default) holds none of their ~260 bytes. Never freed before the connection.
+    buffered_queues& buffered();
+    std::unique_ptr<buffered_queues> buffered_;
+    int request_hold_ms_;   // Glacier2.Client.SleepTime when the connection was accepted
+    int callback_hold_ms_;  // Glacier2.Server.SleepTime likewise
 };
 
 }  // namespace moraine::router

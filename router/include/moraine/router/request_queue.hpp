@@ -1,8 +1,9 @@
 #pragma once
 // A session's buffered requests in one direction (Glacier2 buffered mode, docs/glacier2.md §5).
+#include <moraine/net/compact_fifo.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -54,7 +55,7 @@ public:
     std::size_t bytes() const noexcept { return bytes_; }
 
 private:
-    std::deque<Entry> entries_;
+    net::compact_fifo<Entry> entries_;  // empty in unbuffered mode: no memory per session
     std::unordered_map<std::string, std::uint64_t> by_key_;  // override key -> sequence number
     std::uint64_t first_seq_ = 0;                              // sequence number of entries_.front()
     std::size_t bytes_ = 0;

@@ -4,6 +4,7 @@
 #include <moraine/session/filter_set.hpp>
 #include <moraine/session/routing_table.hpp>
 
+#include <memory>
 #include <string>
 
 namespace moraine::session {
@@ -17,8 +18,9 @@ struct session {
     std::string category;
     routing_table routes;
     filter_set filters;
-    /// The Session* returned by an external Glacier2::SessionManager; nil without one.
-    protocol::proxy session_proxy;
+    /// The Session* returned by an external Glacier2::SessionManager; null without one (most
+    /// sessions: a proxy held inline would cost each of them 160 bytes).
+    std::unique_ptr<const protocol::proxy> session_proxy;
     /// Name of this session's Glacier2::SessionControl object; empty without a SessionManager.
     std::string control_name;
 

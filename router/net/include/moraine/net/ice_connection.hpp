@@ -13,16 +13,21 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace moraine::net {
 
 class shard;
 
 /// Base of client, server-endpoint and back-end connections (style.md §3-6). Owned by
-/// shared_ptr: the read and write coroutines each hold one. close() is the only exit.
+/// shared_ptr: a pending read (or, while reads are paused, the resume wait) always holds one, as
+/// does a write in flight; close() is the only exit.
 /// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
-/// whole message before the next co_await; only a partial message is kept per connection.
+/// whole message before waiting again; only a partial message is kept per connection.
 /// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
+/// Plain TCP runs from completion handlers, with no coroutine per connection (an idle one holds
+/// one pending wait, perf/README.md "Idle RSS per session"); TLS and WebSocket run a read and
+/// a write coroutine each.
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
@@ -64,16 +69,18 @@ public:
     void heartbeat();
 
     /** End of a loop turn (turn_flusher): writes what this turn queued with one non-blocking
-        writev, up to 256 frames; a short write or more frames go on in the write loop. Nothing
-        while the write loop has a write in flight: it takes the new frames next. */
+        writev, up to 256 frames; a short write or more frames go on in write_async. Nothing
+        while an asynchronous write is in flight: it takes the new frames next. */
     void flush_turn();
 
     /// True while queued frames wait for the peer to take them, not merely for this turn's
     /// flush: a write is in flight, or the connection writes only through its write loop.
     bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
 
-    /// Wakes a read loop paused by reads_paused().
-    void resume_reads() noexcept { resume_.cancel(); }
+    /// Wakes reading paused by reads_paused().
+    void resume_reads() noexcept {
+        if (resume_) resume_->cancel();
+    }
 
     /** A back end answered a request this connection had forwarded (backend_connection::forward):
         relay `r` under this connection's own `request_id`. `compression` is the original
@@ -94,7 +101,7 @@ public:
 protected:
     ice_connection(shard& home, transport t);
 
-    /// Spawns the read and write loops.
+    /// Starts reading and writing: completion handlers for plain TCP, else the read and write loops.
     void start_loops();
     /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
     /// (together bounded by the handshake timeout; a failure closes the connection without an
@@ -134,7 +141,7 @@ protected:
     virtual bool reads_paused() const noexcept { return out_.above_high(); }
     /// The queue fell below its low watermark after having been above the high one.
     virtual void on_drained() { resume_reads(); }
-    /// The write loop wrote everything queued: the peer has taken all bytes so far.
+    /// Everything queued was written: the peer has taken all bytes so far.
     virtual void on_written() {}
     /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
     bool dispatch_frame(const protocol::frame_view& frame);
@@ -146,10 +153,21 @@ protected:
     tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
     bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
-    void wake_writer() noexcept { wakeup_.cancel(); }
+    /// Writes what is queued now: plain TCP starts an asynchronous write, TLS and WebSocket wake
+    /// their write loop. Nothing while a write is in flight (it takes the new frames next).
+    void wake_writer();
 
 private:
     asio::awaitable<void> read_loop();
+    /// Plain TCP: waits for readability (or, while paused or closing, for resume_reads()),
+    /// holding the connection. At most one wait is pending.
+    void arm_read();
+    /// Plain TCP: one read into the shard's scratch, its whole messages dispatched, then arm_read.
+    void on_readable(const boost::system::error_code& wait_error);
+    /// Plain TCP: writes the queue's front (up to 256 frames) with asio::async_write, then the
+    /// rest, one batch at a time, until the queue is empty (a socket that was full).
+    void write_async();
+    void on_async_written(const boost::system::error_code& ec);
     asio::awaitable<void> tls_read_loop();
     asio::awaitable<void> write_loop();
     asio::awaitable<void> ws_read_loop();
@@ -167,7 +185,7 @@ private:
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
     bool admit();
     /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
-    /// flight) or wakes the write loop.
+    /// flight) or wakes the writer (wake_writer).
     void schedule_write();
     /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
     /// on_written. `bytes_before` is the queue's size before the consume.
@@ -175,9 +193,14 @@ private:
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
-    asio::steady_timer wakeup_;      // write loop sleeps on it; enqueue() cancels it
-    asio::steady_timer resume_;      // read loop sleeps on it while reads are paused
+    // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
+    // expire, only cancel() wakes their waiter.
+    std::unique_ptr<asio::steady_timer> wakeup_;  // TLS/WebSocket write loop sleeps on it; wake_writer() cancels it
+    std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
+    /// `t`, made now if it was not yet.
+    asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
     std::chrono::steady_clock::time_point last_activity_;
     void close_message_written() noexcept;
 
@@ -188,10 +211,12 @@ private:
     bool close_pending_ = false;  // ...and not yet written
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
-    bool loops_started_ = false;  // handshakes done, the read and write loops run
-    bool direct_writes_ = false;   // plain TCP, non-blocking: written by flush_turn, not the write loop
+    bool loops_started_ = false;  // handshakes done, reading and writing started
+    bool direct_writes_ = false;   // plain TCP, non-blocking: no loops; written by flush_turn, then write_async
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
-    bool write_in_flight_ = false;  // the write loop awaits an asynchronous write
+    bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
+    bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
+    bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
 };
 
 }  // namespace moraine::net

@@ -2,9 +2,9 @@
 // A connection's outbound queue, bounded in bytes with high/low watermarks (style.md §6).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/compact_fifo.hpp>
 
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -61,7 +61,7 @@ public:
     void clear() noexcept;
 
 private:
-    std::deque<outbound_frame> frames_;
+    compact_fifo<outbound_frame> frames_;  // owns no memory while empty (idle connections)
     std::size_t bytes_ = 0;
     std::size_t gathered_ = 0;
     bool above_high_ = false;
