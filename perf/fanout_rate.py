@@ -45,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
 import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
-from perf_common import sched_ns  # noqa: E402
+from perf_common import sched_ns, stop, wait_listening  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -55,29 +55,6 @@ def cpu_s(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def wait_listening(port, proc, timeout=10.0):
-    import socket
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("router exited with %d" % proc.returncode)
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError("router not listening on %d after %.0f s" % (port, timeout))
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def write_config(tmp):

@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
 import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
+from perf_common import stop, wait_listening  # noqa: E402
 
 HOST = "127.0.0.1"
 # Ice's validate connection message (docs/ice-wire.md), also the router's heartbeat.
@@ -76,29 +77,6 @@ def create_session_request(rid, user, password):
     return b"IceP\x01\x00\x01\x00\x00\x00" + struct.pack("<i", 14 + len(body)) + body
 
 
-def stop(proc):
-    """SIGTERM, then SIGKILL after 5 s, by PID."""
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def wait_listening(port, proc, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("router exited with %d" % proc.returncode)
-        with socket.socket() as s:
-            if s.connect_ex((HOST, port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError("router not listening on %d after %.0f s" % (port, timeout))
-
-
 def write_config(tmp):
     client, server, tm, pub = ports.free_port(), ports.free_port(), ports.free_port(), ports.free_port()
     path = os.path.join(tmp, "router.cfg")
@@ -109,6 +87,7 @@ def write_config(tmp):
         f.write("Glacier2.SessionTimeout=600\nGlacier2.Client.Buffered=0\nGlacier2.Server.Buffered=0\n")
         f.write("IceStorm.TopicManager.Endpoints=tcp -h %s -p %d\n" % (HOST, tm))
         f.write("IceStorm.Publish.Endpoints=tcp -h %s -p %d\n" % (HOST, pub))
+        f.write("IceStorm.Transient=1\n")  # topics in memory: a database would add its own pages
     return path, client, tm
 
 

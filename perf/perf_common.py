@@ -1,7 +1,10 @@
-"""Helpers shared by the perf scripts (clock_compare.py, cluster.py): per-process CPU from
-/proc, file digests."""
+"""Helpers shared by the perf scripts (clock_compare.py, cluster.py, fanout_rate.py,
+idle_rss.py): per-process CPU from /proc, file digests, waiting for a listener, stopping by PID."""
 import hashlib
 import os
+import socket
+import subprocess
+import time
 
 
 def sched_ns(pid):
@@ -27,3 +30,27 @@ def sha256(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def wait_listening(port, proc, timeout=10.0):
+    """Returns once 127.0.0.1:port accepts a connection; raises if proc exits or after timeout s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("router exited with %d" % proc.returncode)
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("router not listening on %d after %.0f s" % (port, timeout))
+
+
+def stop(proc):
+    """SIGTERM, then SIGKILL after 5 s, by PID (None or an exited process: nothing)."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
