@@ -58,6 +58,11 @@ struct catalog::call {
     void database_failure(const std::string& error) {
         send(net::reply_unknown_local(r.request_id, "topic database: " + error));
     }
+    /// The answer to a void operation once its change was stored (`error` empty) or not.
+    void ok_void_if_stored(const std::string& error) {
+        if (!error.empty()) return database_failure(error);
+        ok_void();
+    }
     bool malformed(const protocol::input_stream& in) {
         if (in.ok()) return false;
         send(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: " + in.error().message()));
@@ -301,10 +306,7 @@ void catalog::unsubscribe(call& k, const std::string& name) {
     });
     t.subscribers.erase(it);
     persist([name, key](topic_store& st, topic_store::done_fn done) { st.erase_subscriber(name, key, std::move(done)); },
-            [k](const std::string& error) mutable {
-                if (!error.empty()) return k.database_failure(error);
-                k.ok_void();
-            });
+            [k](const std::string& error) mutable { k.ok_void_if_stored(error); });
 }
 
 void catalog::forget(const std::string& topic, const std::string& key) {
@@ -376,10 +378,7 @@ void catalog::unlink(call& k, const std::string& name) {
     persist([name, linked_name](topic_store& st, topic_store::done_fn done) {
                 st.erase_link(name, linked_name, std::move(done));
             },
-            [k](const std::string& error) mutable {
-                if (!error.empty()) return k.database_failure(error);
-                k.ok_void();
-            });
+            [k](const std::string& error) mutable { k.ok_void_if_stored(error); });
 }
 
 void catalog::drop_link(const std::string& name, const std::string& linked) {
@@ -404,10 +403,8 @@ void catalog::destroy(call& k, const std::string& name) {
     persist([name](topic_store& st, topic_store::done_fn done) { st.erase_topic(name, std::move(done)); },
             [this, k, name](const std::string& error) mutable {
                 // Gone from memory either way; answered once every shard forgot it too.
-                svc_.broadcast([name](local_topics& l) { l.topic_destroyed(name); }, [k, error]() mutable {
-                    if (!error.empty()) return k.database_failure(error);
-                    k.ok_void();
-                });
+                svc_.broadcast([name](local_topics& l) { l.topic_destroyed(name); },
+                               [k, error]() mutable { k.ok_void_if_stored(error); });
             });
 }
 
