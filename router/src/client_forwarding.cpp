@@ -25,6 +25,22 @@ using namespace net;
 
 namespace {
 
+/** Queues `e` in a buffered-mode queue; true if it replaced a queued entry (`_ovrd`). With
+    `trace`, the replacing request is logged under Glacier2.<Client|Server>.Trace.Override: its
+    message is kept aside and decoded again, since the queue takes it (and a request may have come
+    back from the locator, its view long gone). */
+template <class Entry>
+bool add_traced(request_queue<Entry>& queue, Entry e, bool trace, trace_direction d) {
+    std::optional<protocol::byte_buffer> traced;
+    if (trace) [[unlikely]]
+        traced = e.message;
+    if (!queue.add(std::move(e))) return false;
+    if (traced) [[unlikely]]
+        if (auto r = protocol::decode_request(protocol::byte_view(*traced).subspan(protocol::header_size)))
+            trace_override(d, *r);
+    return true;
+}
+
 /// Glacier2 logs `_fwd` letters it does not know and goes on; here once per connection, so a
 /// client cannot flood the log.
 void warn_unknown_letters(const forward_options& how, bool& warned) {
@@ -181,18 +197,9 @@ void client_connection::send_or_queue(queued_request q) {
         send_request(std::move(q));
         return;
     }
-    // Glacier2.Client.Trace.Override names the request that replaced a queued one: kept aside,
-    // since the queue takes it (and it may have come back from the locator, its view long gone).
-    std::optional<protocol::byte_buffer> traced;
-    if (cfg.trace.client_override > 0) [[unlikely]]
-        traced = q.message;
     auto& b = buffered();
-    if (b.requests.add(std::move(q))) {
+    if (add_traced(b.requests, std::move(q), cfg.trace.client_override > 0, trace_direction::client))
         ++local_.metrics().requests_overridden;
-        if (traced) [[unlikely]]
-            if (auto r = protocol::decode_request(protocol::byte_view(*traced).subspan(protocol::header_size)))
-                trace_override(trace_direction::client, *r);
-    }
     // A full queue leaves at once, hold or not; small ones wait for the end of the turn.
     if (b.requests.bytes() >= home_.cfg().connection_queue_high) flush_requests();
     else schedule_flush(b.request_timing, &client_connection::flush_requests);
@@ -255,18 +262,9 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
         send_callback(std::move(q));
         return;
     }
-    // The request is decoded again only for the trace line: the message is all that travels here.
-    const bool trace = local_.cfg().trace.server_override > 0;
-    std::optional<protocol::byte_buffer> copy;
-    if (trace) [[unlikely]]
-        copy = q.message;
     auto& b = buffered();
-    if (b.callbacks.add(std::move(q))) {
+    if (add_traced(b.callbacks, std::move(q), local_.cfg().trace.server_override > 0, trace_direction::server))
         ++local_.metrics().callbacks_overridden;
-        if (copy) [[unlikely]]
-            if (auto r = protocol::decode_request(protocol::byte_view(*copy).subspan(protocol::header_size)))
-                trace_override(trace_direction::server, *r);
-    }
     if (b.callbacks.bytes() > home_.cfg().connection_queue_max) {
         ++home_.metrics().slow_consumers_closed;
         close(close_reason::slow_consumer, "slow consumer: buffered callbacks over the queue limit");
