@@ -84,8 +84,9 @@ class Side:
 
 
 @contextlib.contextmanager
-def routed(env, router, user="alice", password="secret", adapter=True):
-    with env.communicator(router) as ic:
+def routed(env, router, user="alice", password="secret", adapter=True, props=None):
+    """props: extra client properties (e.g. a larger dispatch pool)."""
+    with env.communicator(router, props) as ic:
         prx = router_prx(ic)
         try:
             prx.createSession(user, password)
@@ -101,8 +102,8 @@ def routed(env, router, user="alice", password="secret", adapter=True):
 
 
 @contextlib.contextmanager
-def direct(env, router, adapter=True):
-    with env.communicator() as ic:
+def direct(env, router, adapter=True, props=None):
+    with env.communicator(None, props) as ic:
         ad = None
         if adapter:
             ad = ic.createObjectAdapterWithEndpoints(unique("Direct"), "tcp -h %s" % H.HOST)

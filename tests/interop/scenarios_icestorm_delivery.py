@@ -6,7 +6,6 @@ subscriber taken offline by a failure is retried after 1 s instead of 60. `--rou
 runs the real IceStorm 3.7.8 (icebox) from the same file; `--router moraine` its own topic
 service. Imported by run.py after scenarios_icestorm_admin.py.
 """
-import contextlib
 import threading
 import time
 
@@ -14,10 +13,10 @@ import Ice
 
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
-import IceStorm  # noqa: E402
-from harness import Demo, Failure, check
-from scenarios import router_prx, scenario, short, unique
-from scenarios_icestorm import Side, idstr, ids, publisher
+import IceStorm  # noqa: E402,F401
+from harness import Demo, check
+from scenarios import scenario, unique
+from scenarios_icestorm import direct, idstr, ids, publisher, routed
 
 DISCARD_INTERVAL = 1  # s: IceStorm.Discard.Interval of this configuration
 SLOW = 0.05           # s: how long a slow servant takes per event
@@ -63,32 +62,6 @@ class SlowClockI(Demo.Clock):
             return (self.last - self.first) if self.first is not None and self.last is not None else 0.0
 
 
-@contextlib.contextmanager
-def routed_pool(env, router, user="alice", password="secret"):
-    """A session whose communicator dispatches callbacks on 8 threads."""
-    with env.communicator(router, POOL) as ic:
-        prx = router_prx(ic)
-        try:
-            prx.createSession(user, password)
-        except Ice.Exception as e:
-            raise Failure("createSession(%s) failed: %s: %s" % (user, type(e).__name__, short(e)))
-        category = prx.getCategoryForClient()
-        ad = ic.createObjectAdapterWithRouter(unique("Slow"), prx)
-        ad.activate()
-        tm = IceStorm.TopicManagerPrx.uncheckedCast(ic.stringToProxy(router.topic_manager))
-        yield Side(ic, tm, ad, category, prx)
-
-
-@contextlib.contextmanager
-def direct_pool(env, router):
-    """A client without router whose adapter (own tcp endpoint) dispatches on 8 threads."""
-    with env.communicator(None, POOL) as ic:
-        ad = ic.createObjectAdapterWithEndpoints(unique("DirectSlow"), "tcp -h %s" % H.HOST)
-        ad.activate()
-        tm = IceStorm.TopicManagerPrx.uncheckedCast(ic.stringToProxy(router.topic_manager))
-        yield Side(ic, tm, ad, unique("direct"))
-
-
 def add_slow(side, name):
     servant = SlowClockI()
     return servant, side.adapter.add(servant, Ice.Identity(name, side.category))
@@ -103,7 +76,7 @@ def icestorm_ordered_slow_subscriber(env):
     n = 20
     router = delivery_router(env)
     name = unique("slow")
-    with routed_pool(env, router) as s, direct_pool(env, router) as d:
+    with routed(env, router, props=POOL) as s, direct(env, router, props=POOL) as d:
         topic = s.tm.create(name)
         ordered, ordered_prx = add_slow(s, "ordered")
         plain, plain_prx = add_slow(s, "plain")
@@ -145,7 +118,7 @@ def icestorm_retry_count(env):
     router = delivery_router(env)
     name = unique("retry")
     every = 0.25
-    with routed_pool(env, router) as s, direct_pool(env, router) as d:
+    with routed(env, router, props=POOL) as s, direct(env, router, props=POOL) as d:
         topic = d.tm.create(name)
 
         def refused(ident):
@@ -215,7 +188,7 @@ def icestorm_queue_size_max(env):
     for policy in ("RemoveSubscriber", "DropEvents"):
         router = queue_router(env, policy)
         name = unique("queue")
-        with routed_pool(env, router) as s, direct_pool(env, router) as d:
+        with routed(env, router, props=POOL) as s, direct(env, router, props=POOL) as d:
             topic = s.tm.create(name)
             routed_servant, routed_prx = add_slow(s, "ordered")
             direct_servant, direct_prx = add_slow(d, "ordered")
