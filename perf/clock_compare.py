@@ -2,14 +2,17 @@
 """clock_compare.py: the clock demo against moraine-router and against glacier2router + IceStorm.
 
   /usr/bin/python3 perf/clock_compare.py [--sessions 2000[,8000]] [--repeats 3]
-        [--window 30] [--routers moraine,glacier2] [--transport tcp[,tls][,ws]] [--bin-dir build-lead/bin]
+        [--window 30] [--routers moraine,moraine-icestorm,glacier2] [--transport tcp[,tls][,ws]] [--bin-dir build-lead/bin]
         [--kernel-bench build-perf/bin/bench_kernel_write]
 
 For each run (routers interleaved: moraine, glacier2, moraine, ...):
   (a) moraine:  moraine-router --config conf/moraine.yaml            (embedded topic service)
   (b) glacier2: glacier2router --Ice.Config=conf/glacier2.cfg
                 + icebox with IceStorm (--Ice.Config=conf/glacier2.cfg --IceStorm.Transient=1)
-both on the demo's endpoints (client 4063, server 4064, TopicManager 10000, Publish 10001), then
+  (c) moraine-icestorm: moraine-router --Ice.Config=<conf/glacier2.cfg without the IceStorm
+                endpoints> + the same icebox: Moraine in glacier2router's place, IceStorm behind it
+                delivering to its server endpoint (the issue's second topology)
+all on the demo's endpoints (client 4063, server 4064, TopicManager 10000, Publish 10001), then
 the SAME clock-subscriber --sessions N and clock-publisher --rate 1 (copied once to a temp dir,
 so a rebuild of --bin-dir during the comparison does not change them).
 
@@ -370,6 +373,18 @@ def interpolated_setup(statuses, n):
 # One run
 
 
+def without_topic_service(cfg, tmp):
+    """A copy of the Glacier2 property file cfg without IceStorm.TopicManager/Publish.Endpoints:
+    moraine-router would serve the topics itself on them, where icebox must (moraine-icestorm)."""
+    path = os.path.join(tmp, "router-" + os.path.basename(cfg))
+    with open(cfg) as src, open(path, "w") as dst:
+        for line in src:
+            key = line.split("=", 1)[0].strip()
+            dst.write("# (icebox serves it) " + line if key in ("IceStorm.TopicManager.Endpoints",
+                                                                "IceStorm.Publish.Endpoints") else line)
+    return path
+
+
 def start_routers(kind, a, bins, tmp, transport="tcp"):
     """Starts the router under test; returns {name: Proc}. transport tls / ws: the client endpoint is
     ssl / ws (the configuration copies of a.variants[transport], from client_endpoint_configs)."""
@@ -394,7 +409,11 @@ def start_routers(kind, a, bins, tmp, transport="tcp"):
                         "--IceStorm.Transient=1\nIce.Warn.Connections=0\n" % a.glacier2_cfg)
             procs["icebox"] = Proc("icebox", ["/usr/bin/icebox", "--Ice.Config=" + box_cfg], tmp)
             router_cfg = v["glacier2_cfg"] if v else a.glacier2_cfg
-            procs["router"] = Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + router_cfg], tmp)
+            if kind == "glacier2":
+                procs["router"] = Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + router_cfg], tmp)
+            else:  # moraine-icestorm: the same property file, but icebox serves the topics
+                procs["router"] = Proc("moraine-router", [bins["moraine-router"], "--Ice.Config=" +
+                                                          without_topic_service(router_cfg, tmp)], tmp)
             for port in a.ports[2:]:
                 ready(procs["icebox"], port)
             for port in a.ports[:2]:
@@ -871,7 +890,7 @@ def main():
     a.sessions_list = [int(x) for x in a.sessions.split(",") if x]
     kinds = [k for k in a.routers.split(",") if k]
     for k in kinds:
-        if k not in ("moraine", "glacier2"):
+        if k not in ("moraine", "moraine-icestorm", "glacier2"):
             sys.exit("unknown router %s" % k)
     a.ports = glacier2_ports(a.glacier2_cfg)
     transports = [t for t in a.transport.split(",") if t]

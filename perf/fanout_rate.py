@@ -5,7 +5,7 @@ and with --nats for nats-server (Debian's 2.9) in the same harness, as a referen
 
   /usr/bin/python3 perf/fanout_rate.py [--sessions 500[,2000]] [--rates 100,300] [--duration 6]
         [--repeats 3] [--router build/bin/moraine-router] [--router OTHER/bin/moraine-router]
-        [--bin-dir build/bin] [--nats] [--cpu N] [--json FILE]
+        [--bin-dir build/bin] [--nats | --nats-only] [--cpu N] [--json FILE]
 
 Per run (systems interleaved: A, B, nats, A, B, nats, ... for each session count, rate and repeat):
   moraine-router --ice-config FILE --threads 1 (client endpoint, topic service, the null
@@ -202,6 +202,8 @@ def main():
     ap.add_argument("--router", action="append", help="moraine-router binary (repeat to compare)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build", "bin"), help="clock-subscriber/publisher")
     ap.add_argument("--nats", action="store_true", help="also nats-server, as a reference")
+    ap.add_argument("--nats-only", action="store_true",
+                    help="nats-server alone (e.g. its side of a clock_compare.py sweep at --rates 1)")
     ap.add_argument("--nats-server", default="/usr/sbin/nats-server")
     ap.add_argument("--nats-bin", default=None, help="nats-fanout (default: BIN_DIR/nats-fanout)")
     ap.add_argument("--cpu", default=None,
@@ -210,8 +212,8 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="also write one JSON object per run per line to FILE")
     a = ap.parse_args()
     a.nats_bin = a.nats_bin or os.path.join(a.bin_dir, "nats-fanout")
-    systems = a.router or [os.path.join(REPO, "build", "bin", "moraine-router")]
-    if a.nats:
+    systems = [] if a.nats_only else a.router or [os.path.join(REPO, "build", "bin", "moraine-router")]
+    if a.nats or a.nats_only:
         for path in (a.nats_server, a.nats_bin):
             if not os.access(path, os.X_OK):
                 sys.exit("--nats: %s is missing (scripts/setup installs nats-server; nats-fanout is built with "

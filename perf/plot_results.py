@@ -29,8 +29,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-NAMES = {"moraine": "moraine-router", "glacier2": "glacier2router + IceStorm", "nats": "NATS 2.9"}
-COLOURS = {"moraine": "tab:blue", "glacier2": "tab:red", "nats": "tab:green"}
+NAMES = {"moraine": "moraine-router", "moraine-icestorm": "moraine-router + IceStorm", "glacier2": "glacier2router + IceStorm",
+         "nats": "NATS 2.9"}
+COLOURS = {"moraine": "tab:blue", "moraine-icestorm": "tab:purple", "glacier2": "tab:red", "nats": "tab:green"}
 
 
 def fanout_point(r):
