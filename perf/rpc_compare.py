@@ -3,7 +3,7 @@
 
   /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
         [--window 20] [--warmup 3] [--repeats 2] [--transports tcp,tls] [--routers moraine,glacier2]
-        [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc]
+        [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc] [--kernel-bench BIN_DIR/bench_kernel_relay]
 
 The load peers are real Ice 3.7 C++ programs (perf/rpc, built here with cmake into --rpc-build):
   rpc-backend  serves Bench::Target `echo` (string echo(string), void ping()) on tcp and ssl;
@@ -29,6 +29,11 @@ Runs are interleaved: for each repeat, for each transport, for each router. Per 
   prints `window-start N` and `window-end N`; CPU per request = delta CPU / requests completed between
   the two lines (also from the sum of /proc/<pid>/task/*/schedstat as a cross-check). RSS per
   session = (VmRSS at the window's end - VmRSS before the first session) / K.
+With --rate and tcp, each repeat also runs bench_kernel_relay (perf/bench_kernel_relay.cpp) with
+--clients SESSIONS --rate RATE for the same warm-up and window: the kernel's own cost of a relay
+that does the least a router must per request (one read and one write each way, level-triggered
+epoll, no parsing), the floor under "router CPU per request" at this pace; the summary gives each
+router's distance to it ('' to skip).
 Every process is stopped by PID (SIGTERM, SIGKILL after 5 s); every wait is bounded.
 Writes perf/out/rpc_compare-<time>.json (and logs in perf/out/rpc_compare-<time>/) and prints a table.
 """
@@ -354,6 +359,50 @@ def print_summary(summary):
                   % (kind, b - a, b / a, sb - sa, rb - ra))
 
 
+def kernel_floor(a):
+    """One bench_kernel_relay run at this load (tcp, --rate only), as its JSON; None if skipped."""
+    if not a.kernel_bench or "tcp" not in a.transport_list or a.rate <= 0:
+        return None
+    if not os.access(a.kernel_bench, os.X_OK):
+        log("no %s: build it (perf/README.md); skipping the kernel floor" % a.kernel_bench)
+        return None
+    if a.wait_quiet > 0:
+        cc.wait_quiet(a.wait_quiet)
+    cmd = [a.kernel_bench, "--clients", str(a.sessions), "--rate", str(a.rate), "--warmup", str(a.warmup),
+           "--seconds", str(a.window), "--json"]
+    log("bench_kernel_relay --clients %d --rate %g" % (a.sessions, a.rate))
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=a.warmup + a.window + 120)
+    except subprocess.TimeoutExpired:
+        log("  bench_kernel_relay timed out")
+        return None
+    if out.returncode != 0:
+        log("  bench_kernel_relay failed: %s" % out.stderr.strip())
+        return None
+    k = json.loads(out.stdout)
+    log("  relay %.0f ns/request (user %.0f + sys %.0f), %.2f syscalls/request, p50 %.0f us p99 %.0f us" % (
+        k["cpu_ns_per_request"], k["user_ns_per_request"], k["sys_ns_per_request"], k["syscalls_per_request"],
+        k["p50_us"], k["p99_us"]))
+    return k
+
+
+def print_floor(kernel, summary):
+    """The floor's spread and each router's distance to it (medians; tcp)."""
+    if not kernel:
+        return
+    floor = [k["cpu_ns_per_request"] for k in kernel]
+    print("\nkernel floor (bench_kernel_relay, %d run(s)): %s ns/request (user %s + sys %s), %s syscalls/request, "
+          "p50 %s us, p99 %s us" % (len(kernel), spread(floor), spread([k["user_ns_per_request"] for k in kernel]),
+                                   spread([k["sys_ns_per_request"] for k in kernel]),
+                                   spread([k["syscalls_per_request"] for k in kernel], "%.2f"),
+                                   spread([k["p50_us"] for k in kernel]), spread([k["p99_us"] for k in kernel])))
+    for s in summary:
+        if s["transport"] == "tcp" and s["router_ns_per_request"]:
+            r = med(s["router_ns_per_request"])
+            print("  %-10s %.0f ns/request = floor %+.0f ns (x%.2f of the floor)" % (s["router"], r, r - med(floor),
+                                                                                    r / med(floor)))
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -387,7 +436,11 @@ def main():
     ap.add_argument("--rpc-build", default=os.path.join(REPO, "build-perf-rpc"),
                     help="build directory of perf/rpc (configured and built by this script)")
     ap.add_argument("--out", default=None, help="JSON result file (default perf/out/rpc_compare-<time>.json)")
+    ap.add_argument("--kernel-bench", default=None,
+                    help="bench_kernel_relay binary (default BIN_DIR/bench_kernel_relay; '' to skip)")
     a = ap.parse_args()
+    if a.kernel_bench is None:
+        a.kernel_bench = os.path.join(a.bin_dir, "bench_kernel_relay")
     a.transport_list = [t for t in a.transports.split(",") if t]
     kinds = [k for k in a.routers.split(",") if k]
     if any(t not in ("tcp", "tls") for t in a.transport_list) or any(k not in ("moraine", "glacier2") for k in kinds):
@@ -423,11 +476,14 @@ def main():
                               payload=a.payload, window_s=a.window, warmup_s=a.warmup, repeats=a.repeats,
                               transports=a.transport_list, routers=kinds,
                               router_cfg={t: open(c["router_cfg"]).read() for t, c in a.cfgs.items()}),
-                  runs=[])
+                  runs=[], kernel=[])
     t0 = time.monotonic()
 
     def measure():
         for rep in range(1, a.repeats + 1):
+            k = kernel_floor(a)
+            if k:
+                result["kernel"].append(k)
             for tr in a.transport_list:
                 for kind in kinds:
                     log("%s over %s, %d sessions, repeat %d" % (kind, tr, a.sessions, rep))
@@ -449,6 +505,7 @@ def main():
     def report(res):
         print_runs(res["runs"])
         print_summary(res["summary"])
+        print_floor(res["kernel"], res["summary"])
 
     return cc.run_and_report(result, t0, out_json, logdir, tmp, measure, add_summary, report)
 
