@@ -9,8 +9,9 @@
 // every descriptor registered once, no parsing, no allocation, no timers.
 //
 // A forked load process makes the C client connections and the back end: it sends --rate
-// requests/s in total, spread over the clients round-robin (one outstanding per client, paced by
-// a timerfd), echoes each request at the back end, and times each reply (p50/p99). After
+// requests/s in total, spread over the clients round-robin (one outstanding per client), paced
+// as perf/rpc's rpc-load paces: every millisecond (a timerfd) the calls due so far; it echoes each
+// request at the back end and times each reply (p50/p99). After
 // --warmup s it tells the relay through a pipe to start measuring and after --seconds more to
 // stop. The relay's CPU (CLOCK_PROCESS_CPUTIME_ID; getrusage for user/sys) over that window,
 // divided by the replies it forwarded, is the result; so are its system calls per request.
@@ -167,10 +168,8 @@ struct load_report {
     watch(ep, backend, backend_key);
     const int timer = timerfd_create(CLOCK_MONOTONIC, 0);
     if (timer < 0) die("timerfd_create");
-    const auto interval_ns = static_cast<long>(1e9 / o.rate);
     itimerspec its{};
-    its.it_interval.tv_sec = interval_ns / 1'000'000'000;
-    its.it_interval.tv_nsec = interval_ns % 1'000'000'000;
+    its.it_interval.tv_nsec = 1'000'000;  // 1 ms, as rpc-load
     its.it_value = its.it_interval;
     if (timerfd_settime(timer, 0, &its, nullptr) != 0) die("timerfd_settime");
     watch(ep, timer, timer_key);
@@ -180,6 +179,7 @@ struct load_report {
     std::vector<double> latencies_us;
     std::vector<char> record(o.bytes, 'x');
     std::size_t next = 0;
+    std::uint64_t sent = 0;  // calls issued (or skipped) so far, against those due at --rate
     const std::int64_t start = now_ns(CLOCK_MONOTONIC);
     const std::int64_t window_start = start + static_cast<std::int64_t>(o.warmup_s * 1e9);
     const std::int64_t window_end = window_start + static_cast<std::int64_t>(o.seconds * 1e9);
@@ -215,7 +215,8 @@ struct load_report {
             if (key == timer_key) {
                 std::uint64_t ticks = 0;
                 if (read(timer, &ticks, sizeof ticks) != sizeof ticks) die("timerfd read");
-                for (std::uint64_t t = 0; t < ticks; ++t, next = (next + 1) % clients.size()) {
+                const auto due = static_cast<std::uint64_t>(o.rate * static_cast<double>(now - start) / 1e9);
+                for (; sent < due; ++sent, next = (next + 1) % clients.size()) {
                     if (outstanding[next]) continue;  // its previous call is still out: skip, as a paced client would
                     outstanding[next] = 1;
                     const auto idx = static_cast<std::uint32_t>(next);

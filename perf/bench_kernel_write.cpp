@@ -266,11 +266,11 @@ result run_mode(const options& o, const std::string& mode) {
 void print(const options& o, const result& r) {
     if (o.json) {
         std::printf(
-            "{\"mode\": \"%s\", \"sockets\": %zu, \"bytes\": %zu, \"rounds\": %zu, \"cpu_ns_per_write\": %.1f, "
+            "{\"mode\": \"%s\", \"sockets\": %zu, \"bytes\": %zu, \"rounds\": %zu, \"gap_us\": %ld, \"cpu_ns_per_write\": %.1f, "
             "\"cpu_ns_median_round\": %.1f, \"cpu_ns_min_round\": %.1f, \"cpu_ns_max_round\": %.1f, "
             "\"wall_ns_per_write\": %.1f, \"user_ns_per_write\": %.1f, \"sys_ns_per_write\": %.1f, "
             "\"reader_cpu_ns_per_msg\": %.1f}\n",
-            r.mode.c_str(), r.sockets, r.bytes, r.rounds, r.cpu_ns_per_write, r.cpu_ns_median_round,
+            r.mode.c_str(), r.sockets, r.bytes, r.rounds, o.gap_us, r.cpu_ns_per_write, r.cpu_ns_median_round,
             r.cpu_ns_min_round, r.cpu_ns_max_round, r.wall_ns_per_write, r.user_ns_per_write, r.sys_ns_per_write,
             r.reader_cpu_ns_per_msg);
     } else {

@@ -4,7 +4,8 @@ glacier2router + IceStorm and NATS.
 
   /usr/bin/python3 perf/plot_results.py FILE... [--out-dir perf/plots]
 
-FILE is either what fanout_rate.py --json writes (one JSON object per run per line: moraine-router
+FILE is what bench_kernel_write --json writes (its writev2 lines: the kernel's floor, in the CPU
+plot only), or what fanout_rate.py --json writes (one JSON object per run per line: moraine-router
 --threads 1 and, with --nats, nats-server with GOMAXPROCS=1) or what clock_compare.py --json
 writes (one JSON object whose "runs" are the clock demo at 1 tick/s: moraine-router as
 conf/moraine.yaml configures it, and glacier2router + IceStorm in icebox; tcp runs only).
@@ -29,9 +30,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-NAMES = {"moraine": "moraine-router", "moraine-icestorm": "moraine-router + IceStorm", "glacier2": "glacier2router + IceStorm",
+NAMES = {"kernel": "kernel floor", "moraine": "moraine-router", "moraine-icestorm": "moraine-router + IceStorm", "glacier2": "glacier2router + IceStorm",
          "nats": "NATS 2.9"}
-COLOURS = {"moraine": "tab:blue", "moraine-icestorm": "tab:purple", "glacier2": "tab:red", "nats": "tab:green"}
+COLOURS = {"kernel": "tab:grey", "moraine": "tab:blue", "moraine-icestorm": "tab:purple", "glacier2": "tab:red", "nats": "tab:green"}
 
 
 def fanout_point(r):
@@ -56,6 +57,16 @@ def clock_point(r):
             "offered": r["expected_events_per_s"], "cpu_us": ns / 1000.0, "p99_ms": r["p99_ms"]}
 
 
+def kernel_point(r):
+    """A bench_kernel_write --json line (writev2, as moraine-router writes) as a point of the CPU plot."""
+    if r.get("mode") != "writev2":
+        return None
+    paced = r.get("gap_us", 0) >= 1000000  # one round per second, as the clock ticks; else back to back (rate 0)
+    return {"system": "kernel", "harness": "bench_kernel_write writev2" + ("" if paced else ", back to back"),
+            "rate": 1 if paced else 0,
+            "sessions": r["sockets"], "offered": None, "cpu_us": r["cpu_ns_per_write"] / 1000.0, "p99_ms": None}
+
+
 def load(path):
     """The points of one result file of either kind."""
     with open(path) as f:
@@ -67,12 +78,13 @@ def load(path):
     if isinstance(doc, dict) and "runs" in doc:
         return [p for p in map(clock_point, doc["runs"]) if p]
     runs = [doc] if isinstance(doc, dict) else [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [fanout_point(r) for r in runs if r.get("script") == "fanout_rate"]
+    kernel = [p for p in map(kernel_point, (r for r in runs if "mode" in r and "sockets" in r)) if p]
+    return kernel + [fanout_point(r) for r in runs if r.get("script") == "fanout_rate"]
 
 
 def by_rate(p, points):
     """Series of the CPU plot: one per system, harness and publish rate (x: sessions)."""
-    return (p["system"], "%s, %d/s" % (p["harness"], p["rate"]))
+    return (p["system"], "%s, %d/s" % (p["harness"], p["rate"]) if p["rate"] else p["harness"])
 
 
 def by_load(p, points):
@@ -139,7 +151,9 @@ def main():
     points = [p for path in a.files for p in load(path)]
     if not points:
         sys.exit("plot_results.py: no runs in %s" % ", ".join(a.files))
-    cpu_data, p99_data = series(points, by_rate), series(points, by_load)
+    # The kernel's floor belongs to the CPU plot only: it has no latency.
+    cpu_data = series(points, by_rate)
+    p99_data = series([p for p in points if p["offered"] is not None], by_load)
     # Against sessions only the series measured at several session counts say something; a rate
     # sweep at one session count is in the latency plot. (All of them if none qualifies.)
     swept = {k: rows for k, rows in cpu_data.items() if len({r[0] for r in rows}) > 1}

@@ -4,6 +4,7 @@
   /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
         [--window 20] [--warmup 3] [--repeats 2] [--transports tcp,tls] [--routers moraine,glacier2]
         [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc] [--kernel-bench BIN_DIR/bench_kernel_relay]
+        [--moraine-threads N]
 
 The load peers are real Ice 3.7 C++ programs (perf/rpc, built here with cmake into --rpc-build):
   rpc-backend  serves Bench::Target `echo` (string echo(string), void ping()) on tcp and ssl;
@@ -164,9 +165,10 @@ def start_backend(a, bins, logdir):
     return p, endpoints
 
 
-def start_router(kind, cfg, tls_ctx, bins, logdir):
+def start_router(kind, cfg, tls_ctx, bins, logdir, threads=None):
     if kind == "moraine":
-        p = cc.Proc("moraine-router", [bins["moraine-router"], "--ice-config", cfg["router_cfg"]], logdir)
+        extra = [] if threads is None else ["--threads", str(threads)]
+        p = cc.Proc("moraine-router", [bins["moraine-router"], "--ice-config", cfg["router_cfg"]] + extra, logdir)
     else:
         p = cc.Proc("glacier2router", ["/usr/bin/glacier2router", "--Ice.Config=" + cfg["router_cfg"]], logdir)
     try:
@@ -192,7 +194,8 @@ def one_run(kind, transport, rep, a, bins, outdir):
         proto = "ssl" if transport == "tls" else "tcp"
         if proto not in endpoints:
             raise RunError("rpc-backend has no %s endpoint: %s" % (proto, endpoints))
-        procs["router"] = start_router(kind, cfg, a.tls_ctx if transport == "tls" else None, bins, logdir)
+        procs["router"] = start_router(kind, cfg, a.tls_ctx if transport == "tls" else None, bins, logdir,
+                                       a.moraine_threads)
         time.sleep(0.5)
         base = cc.snapshot(procs)
 
@@ -436,6 +439,8 @@ def main():
     ap.add_argument("--rpc-build", default=os.path.join(REPO, "build-perf-rpc"),
                     help="build directory of perf/rpc (configured and built by this script)")
     ap.add_argument("--out", default=None, help="JSON result file (default perf/out/rpc_compare-<time>.json)")
+    ap.add_argument("--moraine-threads", type=int, default=None,
+                    help="moraine-router --threads N (default: none given, i.e. one shard per usable CPU)")
     ap.add_argument("--kernel-bench", default=None,
                     help="bench_kernel_relay binary (default BIN_DIR/bench_kernel_relay; '' to skip)")
     a = ap.parse_args()
@@ -473,6 +478,7 @@ def main():
                                cpu_model=next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                                                if l.startswith("model name")), "?")),
                   config=dict(sessions=a.sessions, outstanding=a.outstanding, rate=a.rate, op=a.op,
+                              moraine_threads=a.moraine_threads,
                               payload=a.payload, window_s=a.window, warmup_s=a.warmup, repeats=a.repeats,
                               transports=a.transport_list, routers=kinds,
                               router_cfg={t: open(c["router_cfg"]).read() for t, c in a.cfgs.items()}),
