@@ -43,7 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_loopback.hpp"
+
 namespace {
+
+using namespace moraine::bench;
 
 struct options {
     std::size_t clients = 1000;
@@ -53,65 +57,6 @@ struct options {
     double seconds = 10;
     bool json = false;
 };
-
-[[noreturn]] void die(const char* what) {
-    std::fprintf(stderr, "bench_kernel_relay: %s: %s\n", what, std::strerror(errno));
-    std::exit(1);
-}
-
-std::int64_t now_ns(clockid_t clock) {
-    timespec ts{};
-    clock_gettime(clock, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::int64_t tv_ns(const timeval& tv) { return std::int64_t{tv.tv_sec} * 1'000'000'000 + std::int64_t{tv.tv_usec} * 1000; }
-
-void raise_fd_limit(std::size_t need) {
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) die("getrlimit");
-    if (rl.rlim_cur < need + 64) {
-        rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, need + 64);
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) die("setrlimit");
-    }
-    if (rl.rlim_cur < need + 16) {
-        errno = EMFILE;
-        die("RLIMIT_NOFILE too low for --clients");
-    }
-}
-
-int listen_loopback(sockaddr_in& addr) {
-    const int lst = socket(AF_INET, SOCK_STREAM, 0);
-    if (lst < 0) die("socket");
-    addr = sockaddr_in{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(lst, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) die("bind");
-    if (listen(lst, 4096) != 0) die("listen");
-    socklen_t len = sizeof addr;
-    if (getsockname(lst, reinterpret_cast<sockaddr*>(&addr), &len) != 0) die("getsockname");
-    return lst;
-}
-
-void no_delay(int fd) {
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as Ice and moraine-router do
-}
-
-int connect_to(const sockaddr_in& addr) {
-    const int c = socket(AF_INET, SOCK_STREAM, 0);
-    if (c < 0) die("socket");
-    if (connect(c, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) die("connect");
-    no_delay(c);
-    return c;
-}
-
-int accept_from(int lst) {
-    const int a = accept(lst, nullptr, nullptr);
-    if (a < 0) die("accept");
-    no_delay(a);
-    return a;
-}
 
 void watch(int ep, int fd, std::uint32_t key) {
     epoll_event ev{};
@@ -378,7 +323,7 @@ int main(int argc, char** argv) {
                              " [--seconds S] [--json]\n");
         return 2;
     }
-    raise_fd_limit(o.clients + 8);  // each process holds one side of each connection
+    raise_fd_limit(o.clients + 8, "--clients");  // each process holds one side of each connection
     sockaddr_in client_addr{}, backend_addr{};
     const int client_lst = listen_loopback(client_addr);
     const int backend_lst = listen_loopback(backend_addr);

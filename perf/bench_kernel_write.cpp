@@ -43,7 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_loopback.hpp"
+
 namespace {
+
+using namespace moraine::bench;
 
 struct options {
     std::size_t sockets = 1000;
@@ -55,63 +59,12 @@ struct options {
     bool json = false;
 };
 
-[[noreturn]] void die(const char* what) {
-    std::fprintf(stderr, "bench_kernel_write: %s: %s\n", what, std::strerror(errno));
-    std::exit(1);
-}
-
-std::int64_t now_ns(clockid_t clock) {
-    timespec ts{};
-    clock_gettime(clock, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::int64_t tv_ns(const timeval& tv) { return std::int64_t{tv.tv_sec} * 1'000'000'000 + std::int64_t{tv.tv_usec} * 1000; }
-
-void raise_fd_limit(std::size_t need) {
-    rlimit rl{};
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) die("getrlimit");
-    if (rl.rlim_cur < need + 64) {
-        rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, need + 64);
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) die("setrlimit");
-    }
-    if (rl.rlim_cur < need + 16) {
-        errno = EMFILE;
-        die("RLIMIT_NOFILE too low for --sockets");
-    }
-}
-
-/// A listening TCP socket on 127.0.0.1, port chosen by the kernel; its address in `addr`.
-int listen_loopback(sockaddr_in& addr) {
-    const int lst = socket(AF_INET, SOCK_STREAM, 0);
-    if (lst < 0) die("socket");
-    addr = sockaddr_in{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(lst, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) die("bind");
-    if (listen(lst, 4096) != 0) die("listen");
-    socklen_t len = sizeof addr;
-    if (getsockname(lst, reinterpret_cast<sockaddr*>(&addr), &len) != 0) die("getsockname");
-    return lst;
-}
-
-void no_delay(int fd) {
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as Ice and moraine-router do
-}
-
 /// The reader's side: k connections to addr (the writer accepts them meanwhile). Each process
 /// holds only its own k descriptors, so k may come close to RLIMIT_NOFILE (19,000 of 20,000).
 std::vector<int> connect_k(std::size_t k, const sockaddr_in& addr) {
     std::vector<int> fds;
     fds.reserve(k);
-    for (std::size_t i = 0; i < k; ++i) {
-        const int c = socket(AF_INET, SOCK_STREAM, 0);
-        if (c < 0) die("socket");
-        if (connect(c, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) die("connect");
-        no_delay(c);
-        fds.push_back(c);
-    }
+    for (std::size_t i = 0; i < k; ++i) fds.push_back(connect_to(addr));
     return fds;
 }
 
@@ -119,12 +72,7 @@ std::vector<int> connect_k(std::size_t k, const sockaddr_in& addr) {
 std::vector<int> accept_k(std::size_t k, int lst) {
     std::vector<int> fds;
     fds.reserve(k);
-    for (std::size_t i = 0; i < k; ++i) {
-        const int a = accept(lst, nullptr, nullptr);
-        if (a < 0) die("accept");
-        no_delay(a);
-        fds.push_back(a);
-    }
+    for (std::size_t i = 0; i < k; ++i) fds.push_back(accept_from(lst));
     return fds;
 }
 
@@ -330,7 +278,7 @@ int main(int argc, char** argv) {
                      "                          [--mode write|writev2|both] [--json]\n");
         return 2;
     }
-    raise_fd_limit(o.sockets + 8);  // each process holds one side of each connection
+    raise_fd_limit(o.sockets + 8, "--sockets");  // each process holds one side of each connection
     if (o.mode == "both" || o.mode == "write") print(o, run_mode(o, "write"));
     if (o.mode == "both" || o.mode == "writev2") print(o, run_mode(o, "writev2"));
     return 0;
