@@ -66,11 +66,17 @@ void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std:
 
 void ice_connection::start_loops() {
     loops_started_ = true;
-    boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
     // TLS and WebSocket writes go through their stream, never around it.
-    direct_writes_ = !ec && !transport_.secure() && !transport_.websocket();
+    direct_writes_ = !transport_.secure() && !transport_.websocket();
     if (direct_writes_) {
+        // Plain TCP reads and writes without blocking the shard; a socket that cannot do that
+        // (only a broken descriptor cannot) is closed rather than served some other way.
+        boost::system::error_code ec;
+        socket_.non_blocking(true, ec);
+        if (ec) {
+            close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
+            return;
+        }
         // No coroutines: the read and write coroutines' frames and pending operations cost ~2.5 KiB
         // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
         arm_read();
@@ -81,10 +87,8 @@ void ice_connection::start_loops() {
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
     if (transport_.websocket())
         asio::co_spawn(ex, [self = shared_from_this()] { return self->ws_read_loop(); }, report_bug);
-    else if (transport_.secure())
-        asio::co_spawn(ex, [self = shared_from_this()] { return self->tls_read_loop(); }, report_bug);
     else
-        asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, report_bug);
+        asio::co_spawn(ex, [self = shared_from_this()] { return self->tls_read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
 }
 
@@ -287,39 +291,12 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     on_closed(why);  // queued frames are freed with the connection: a pending writev may still point at them
 }
 
-asio::awaitable<void> ice_connection::read_loop() {
-    boost::system::error_code ec;
-    auto& scratch = home_.scratch();
-    while (!closed_) {
-        if (closing_ || reads_paused()) {
-            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
-            continue;
-        }
-        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
-        if (closed_) co_return;
-        if (wec) {
-            close(close_reason::io_error, wec.message());
-            co_return;
-        }
-        // No co_await between this read and the end of dispatch: the shared scratch is ours.
-        const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
-        if (ec) {
-            if (ec == asio::error::eof) close(close_reason::peer_closed, "peer closed the connection");
-            else close(close_reason::io_error, ec.message());
-            co_return;
-        }
-        last_activity_ = std::chrono::steady_clock::now();
-        if (!on_bytes(protocol::byte_view(scratch.data(), n))) co_return;
-    }
-}
-
 void ice_connection::arm_read() {
     if (closed_ || read_armed_) return;
     read_armed_ = true;
     if (closing_ || reads_stopped_ || reads_paused()) {
-        // As the read loop did: the pending wait on resume_ holds the connection until
-        // resume_reads() (or close()) cancels it.
+        // As the TLS and WebSocket read loops do: the pending wait on resume_ holds the
+        // connection until resume_reads() (or close()) cancels it.
         lazy_timer(resume_).async_wait([self = shared_from_this()](const boost::system::error_code&) {
             self->read_armed_ = false;
             self->arm_read();
@@ -358,7 +335,8 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
     try {
         more = on_bytes(protocol::byte_view(scratch.data(), n));
     } catch (...) {
-        // As co_spawn did for the read loop: counted and logged, reading stops, the shard runs on.
+        // As co_spawn does for the TLS and WebSocket read loops: counted and logged, reading
+        // stops, the shard runs on.
         report_bug(std::current_exception());
     }
     if (!more) reads_stopped_ = true;
@@ -388,7 +366,7 @@ void ice_connection::on_async_written(const boost::system::error_code& ec) {
         if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
         else write_async();
     } catch (...) {
-        report_bug(std::current_exception());  // as co_spawn did for the write loop; the shard runs on
+        report_bug(std::current_exception());  // as co_spawn does for the write loop; the shard runs on
     }
 }
 

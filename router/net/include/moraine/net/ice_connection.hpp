@@ -158,7 +158,6 @@ protected:
     void wake_writer();
 
 private:
-    asio::awaitable<void> read_loop();
     /// Plain TCP: waits for readability (or, while paused or closing, for resume_reads()),
     /// holding the connection. At most one wait is pending.
     void arm_read();
