@@ -325,11 +325,7 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
         arm_read();
         return;
     }
-    if (ec) {
-        if (ec == asio::error::eof) close(close_reason::peer_closed, "peer closed the connection");
-        else close(close_reason::io_error, ec.message());
-        return;
-    }
+    if (ec) return close_on_read_error(ec);
     last_activity_ = std::chrono::steady_clock::now();
     bool more = false;
     try {
@@ -410,6 +406,14 @@ bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
     return on_frame(*inner) && !closed_;
 }
 
+void ice_connection::close_on_read_error(const boost::system::error_code& ec) {
+    // A TLS peer that closes without close_notify reads as stream_truncated: still the peer's close.
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated)
+        close(close_reason::peer_closed, "peer closed the connection");
+    else
+        close(close_reason::io_error, ec.message());
+}
+
 asio::awaitable<void> ice_connection::tls_read_loop() {
     std::vector<std::byte> buffer(tls_read_bytes);
     while (!closed_) {
@@ -420,9 +424,7 @@ asio::awaitable<void> ice_connection::tls_read_loop() {
         auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
         if (closed_) co_return;
         if (ec) {
-            const bool eof = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-            if (eof) close(close_reason::peer_closed, "peer closed the connection");
-            else close(close_reason::io_error, ec.message());
+            close_on_read_error(ec);
             co_return;
         }
         last_activity_ = std::chrono::steady_clock::now();

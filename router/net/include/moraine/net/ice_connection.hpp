@@ -163,6 +163,9 @@ private:
     void arm_read();
     /// Plain TCP: one read into the shard's scratch, its whole messages dispatched, then arm_read.
     void on_readable(const boost::system::error_code& wait_error);
+    /// A failed read (plain TCP or TLS): the peer's close (eof, a TLS stream truncated) is
+    /// peer_closed, anything else io_error.
+    void close_on_read_error(const boost::system::error_code& ec);
     /// Plain TCP: writes the queue's front (up to 256 frames) with asio::async_write, then the
     /// rest, one batch at a time, until the queue is empty (a socket that was full).
     void write_async();
