@@ -218,8 +218,7 @@ void client_connection::destroy_session() {
     flush_callbacks();
     local_.remove_session(session_->category);
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
-    if (session_->session_proxy && !session_->session_proxy->is_nil())
-        invoke_and_forget(home_, *session_->session_proxy, "destroy");
+    if (session_->session_proxy) invoke_and_forget(home_, *session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     if (local_.cfg().trace.session > 0) [[unlikely]]
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,

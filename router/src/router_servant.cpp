@@ -190,7 +190,7 @@ void destroy_session_op(const call& k) {
 void refresh_session_op(const call& k) {
     const auto* s = k.c.current_session();
     if (!s) return k.send(reply_user_exception(k.r.request_id, k.enc(), session_not_exist_id, std::nullopt, false));
-    if (!s->session_proxy || s->session_proxy->is_nil()) return k.ok_void();
+    if (!s->session_proxy) return k.ok_void();
     protocol::output_stream none;
     none.write_empty_encapsulation(protocol::encoding_1_1);
     const auto mode = static_cast<std::uint8_t>(protocol::operation_mode::nonmutating);  // ice_ping

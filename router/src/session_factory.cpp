@@ -116,7 +116,8 @@ void call_session_manager(client_connection& c, pending_session p) {
                    return;
                }
                if (session_proxy) {
-                   c->session_state()->session_proxy = std::make_unique<const protocol::proxy>(std::move(*session_proxy));
+                   if (!session_proxy->is_nil())  // a nil Session* is kept as none: nothing to ping or destroy
+                       c->session_state()->session_proxy = std::make_unique<const protocol::proxy>(std::move(*session_proxy));
                    return reply_created(*c, p);
                }
                c->destroy_session();

@@ -18,8 +18,8 @@ struct session {
     std::string category;
     routing_table routes;
     filter_set filters;
-    /// The Session* returned by an external Glacier2::SessionManager; null without one (most
-    /// sessions: a proxy held inline would cost each of them 160 bytes).
+    /// The Session* returned by an external Glacier2::SessionManager; null without one, or when
+    /// it returned a nil proxy (most sessions: a proxy held inline would cost each of them 160 bytes).
     std::unique_ptr<const protocol::proxy> session_proxy;
     /// Name of this session's Glacier2::SessionControl object; empty without a SessionManager.
     std::string control_name;
