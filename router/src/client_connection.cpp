@@ -232,8 +232,10 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
-    if (buffered_ && buffered_->request_timing.timer) buffered_->request_timing.timer->cancel();
-    if (buffered_ && buffered_->callback_timing.timer) buffered_->callback_timing.timer->cancel();
+    if (buffered_) {
+        buffered_->request_timing.cancel();
+        buffered_->callback_timing.cancel();
+    }
     destroy_session();
     flush_requests();  // requests queued by the client still reach their back ends
     fail_queued_callbacks();

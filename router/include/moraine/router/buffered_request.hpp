@@ -46,6 +46,10 @@ struct flush_timing {
     explicit flush_timing(int hold_ms) : hold(hold_ms) {}
     /// Made by the first hold: a session that never buffers (the default) keeps no timer.
     std::unique_ptr<net::asio::steady_timer> timer;
+    /// Ends a running hold (its flush does not run); nothing without a timer.
+    void cancel() noexcept {
+        if (timer) timer->cancel();
+    }
     std::chrono::milliseconds hold;
     bool posted = false;   ///< a flush is posted to the end of this loop turn
     bool holding = false;  ///< the hold after the last flush is running
