@@ -226,11 +226,9 @@ void topic_store::drain() {
         batch.swap(queued_);
         draining_ = false;
     }
-    std::vector<change*> all;
-    for (auto& c : batch) all.push_back(&c);
     std::vector<std::string> outcome(batch.size());
-    if (auto error = commit(all); !error.empty()) {
-        for (std::size_t i = 0; i < batch.size(); ++i) outcome[i] = commit({&batch[i]});
+    if (auto error = commit(batch); !error.empty()) {
+        for (std::size_t i = 0; i < batch.size(); ++i) outcome[i] = commit(std::span(batch).subspan(i, 1));
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
         if (!outcome[i].empty()) spdlog::error("topic database {}: write failed: {}", path_, outcome[i]);
@@ -239,11 +237,11 @@ void topic_store::drain() {
     }
 }
 
-std::string topic_store::commit(const std::vector<change*>& batch) {
+std::string topic_store::commit(std::span<const change> batch) {
     if (sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) return sqlite3_errmsg(db_);
     std::string error;
-    for (const change* c : batch) {
-        error = apply(c->ops);
+    for (const change& c : batch) {
+        error = apply(c.ops);
         if (!error.empty()) break;
     }
     if (error.empty() && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) return {};

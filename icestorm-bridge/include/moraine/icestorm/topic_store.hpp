@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -96,7 +97,7 @@ private:
     void drain();
     /// Runs `ops` inside the open transaction; SQLite's message on failure.
     std::string apply(const std::vector<write_op>& ops);
-    std::string commit(const std::vector<change*>& batch);
+    std::string commit(std::span<const change> batch);
 
     std::string path_;
     sqlite3* db_ = nullptr;
