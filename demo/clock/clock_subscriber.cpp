@@ -4,8 +4,8 @@
 // `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]`.
 // `--reconnect`: sessions whose router connection is lost reconnect (session_options::reconnect)
 // and subscribe their servant again, under the new session's category.
-#include "clock/latency_stats.hpp"
 #include "clock/tick.hpp"
+#include "clock/tick_counts.hpp"
 
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
@@ -48,10 +48,9 @@ struct totals {
     std::size_t up = 0, failed = 0, closed = 0;
     std::size_t down = 0, restored = 0, resubscribe_failed = 0;  // --reconnect: sessions reconnecting now, ...
     std::string first_error;
-    std::uint64_t ticks = 0, ticks_window = 0, bad = 0;
+    demo::tick_counts counts;
     std::uint64_t lost = 0;              // by sessions that never lost their router
     std::uint64_t lost_reconnected = 0;  // by sessions that had to reconnect (the outage included)
-    demo::latency_stats window, all;
 };
 
 /// One subscriber session and the last tick it saw.
@@ -68,17 +67,10 @@ client::dispatch_result on_tick(totals& t, subscriber& sub, const client::incomi
     const auto text = in.read_string();
     auto tick = in.ok() ? demo::parse_tick(text) : std::nullopt;
     if (!tick) {
-        ++t.bad;
+        ++t.counts.bad;
         return client::dispatch_result::ok();
     }
-    const auto now = std::chrono::steady_clock::now();
-    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - tick->sent).count();
-    t.window.add(static_cast<std::uint32_t>(std::max<std::int64_t>(0, micros)));
-    if (sub.last_seq != 0 && tick->seq > sub.last_seq + 1)
-        (sub.reconnected ? t.lost_reconnected : t.lost) += tick->seq - sub.last_seq - 1;
-    sub.last_seq = std::max(sub.last_seq, tick->seq);
-    ++t.ticks;
-    ++t.ticks_window;
+    (sub.reconnected ? t.lost_reconnected : t.lost) += t.counts.received(*tick, sub.last_seq);
     return client::dispatch_result::ok();
 }
 
@@ -179,18 +171,11 @@ asio::awaitable<void> open_worker(std::size_t& next, const settings& cfg, const 
 }
 
 void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
-    std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms",
-                final_line ? "" : "\r", elapsed, t.up, t.failed, t.closed,
-                static_cast<unsigned long long>(t.ticks_window), static_cast<unsigned long long>(t.lost),
-                t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0);
+    char extra[160] = "";
     if (reconnect)
-        std::printf("  lost after reconnect %llu  reconnecting %zu  restored %zu",
-                    static_cast<unsigned long long>(t.lost_reconnected), t.down, t.restored);
-    std::printf("%s", final_line ? "\n" : "   ");
-    std::fflush(stdout);
-    t.all.merge(t.window);
-    t.window.clear();
-    t.ticks_window = 0;
+        std::snprintf(extra, sizeof extra, "  lost after reconnect %llu  reconnecting %zu  restored %zu",
+                      static_cast<unsigned long long>(t.lost_reconnected), t.down, t.restored);
+    t.counts.print_status(elapsed, t.up, t.failed, t.closed, t.lost, final_line, extra);
 }
 
 /// The figures of the run as one line, `result {json}`, for scripts (perf/cluster.py).
@@ -198,9 +183,9 @@ void print_result(totals& t) {
     std::printf("result {\"sessions_up\": %zu, \"failed\": %zu, \"dropped\": %zu, \"ticks\": %llu, \"lost\": %llu, "
                 "\"lost_reconnected\": %llu, \"restored\": %zu, \"reconnecting\": %zu, \"p50_ms\": %.3f, "
                 "\"p99_ms\": %.3f}\n",
-                t.up, t.failed, t.closed, static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
-                static_cast<unsigned long long>(t.lost_reconnected), t.restored, t.down, t.all.percentile(50) / 1000.0,
-                t.all.percentile(99) / 1000.0);
+                t.up, t.failed, t.closed, static_cast<unsigned long long>(t.counts.ticks),
+                static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.lost_reconnected), t.restored,
+                t.down, t.counts.all.percentile(50) / 1000.0, t.counts.all.percentile(99) / 1000.0);
 }
 
 asio::awaitable<int> run(const settings& cfg, const bool& stop_requested) {
@@ -249,9 +234,9 @@ asio::awaitable<int> run(const settings& cfg, const bool& stop_requested) {
     std::printf("summary: sessions %zu up, %zu failed%s%s, %zu dropped by the router; ticks received %llu, lost %llu, "
                 "malformed %llu; latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
                 t.up, t.failed, t.failed ? " (first: " : "", t.failed ? (t.first_error + ")").c_str() : "", t.closed,
-                static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
-                static_cast<unsigned long long>(t.bad), t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0,
-                t.all.percentile(99.9) / 1000.0, t.all.max() / 1000.0);
+                static_cast<unsigned long long>(t.counts.ticks), static_cast<unsigned long long>(t.lost),
+                static_cast<unsigned long long>(t.counts.bad), t.counts.all.percentile(50) / 1000.0,
+                t.counts.all.percentile(99) / 1000.0, t.counts.all.percentile(99.9) / 1000.0, t.counts.all.max() / 1000.0);
     if (cfg.reconnect)
         std::printf("reconnections: %zu sessions restored, %zu reconnecting at the end, %zu failed to subscribe again\n",
                     t.restored, t.down, t.resubscribe_failed);

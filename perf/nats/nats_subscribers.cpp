@@ -3,8 +3,8 @@
 #include "nats_fanout.hpp"
 #include "nats_reader.hpp"
 
-#include "clock/latency_stats.hpp"
 #include "clock/tick.hpp"
+#include "clock/tick_counts.hpp"
 
 #include <boost/asio.hpp>
 
@@ -28,8 +28,8 @@ using clock_type = std::chrono::steady_clock;
 struct totals {
     std::size_t up = 0, failed = 0, dropped = 0, settled = 0;  // settled: up or failed
     std::string first_error;
-    std::uint64_t ticks = 0, ticks_window = 0, lost = 0, bad = 0;
-    demo::latency_stats window, all;
+    demo::tick_counts counts;
+    std::uint64_t lost = 0;
 };
 
 /// One subscriber connection.
@@ -94,15 +94,10 @@ private:
     void on_tick(std::string_view body) {
         const auto tick = demo::parse_tick(body);
         if (!tick) {
-            ++t_.bad;
+            ++t_.counts.bad;
             return;
         }
-        const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - tick->sent).count();
-        t_.window.add(static_cast<std::uint32_t>(std::max<std::int64_t>(0, micros)));
-        if (last_seq_ != 0 && tick->seq > last_seq_ + 1) t_.lost += tick->seq - last_seq_ - 1;
-        last_seq_ = std::max(last_seq_, tick->seq);
-        ++t_.ticks;
-        ++t_.ticks_window;
+        t_.lost += t_.counts.received(*tick, last_seq_);
     }
 
     /// Queues `text`; one write in flight at a time (writes are rare: set-up and PONGs).
@@ -158,14 +153,7 @@ private:
 
 /// clock-subscriber's status line (ticks/s and percentiles of the last second), then a new window.
 void print_status(totals& t, double elapsed, bool final_line) {
-    std::printf("%s%7.1fs  sessions up %zu (failed %zu, dropped %zu)  ticks/s %llu  lost %llu  p50 %.2f ms  p99 %.2f ms%s",
-                final_line ? "" : "\r", elapsed, t.up, t.failed, t.dropped,
-                static_cast<unsigned long long>(t.ticks_window), static_cast<unsigned long long>(t.lost),
-                t.window.percentile(50) / 1000.0, t.window.percentile(99) / 1000.0, final_line ? "\n" : "   ");
-    std::fflush(stdout);
-    t.all.merge(t.window);
-    t.window.clear();
-    t.ticks_window = 0;
+    t.counts.print_status(elapsed, t.up, t.failed, t.dropped, t.lost, final_line);
 }
 
 /// The summary and the `result {json}` line perf/fanout_rate.py reads (clock-subscriber's keys).
@@ -174,13 +162,14 @@ void print_result(totals& t) {
                 "malformed %llu; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
                 t.up, t.failed, t.first_error.empty() ? "" : " (first error: ",
                 t.first_error.empty() ? "" : (t.first_error + ")").c_str(),
-                t.dropped, static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
-                static_cast<unsigned long long>(t.bad), t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0,
-                t.all.max() / 1000.0);
+                t.dropped, static_cast<unsigned long long>(t.counts.ticks), static_cast<unsigned long long>(t.lost),
+                static_cast<unsigned long long>(t.counts.bad), t.counts.all.percentile(50) / 1000.0,
+                t.counts.all.percentile(99) / 1000.0, t.counts.all.max() / 1000.0);
     std::printf("result {\"sessions_up\": %zu, \"failed\": %zu, \"dropped\": %zu, \"ticks\": %llu, \"lost\": %llu, "
                 "\"p50_ms\": %.3f, \"p99_ms\": %.3f}\n",
-                t.up, t.failed, t.dropped, static_cast<unsigned long long>(t.ticks), static_cast<unsigned long long>(t.lost),
-                t.all.percentile(50) / 1000.0, t.all.percentile(99) / 1000.0);
+                t.up, t.failed, t.dropped, static_cast<unsigned long long>(t.counts.ticks),
+                static_cast<unsigned long long>(t.lost), t.counts.all.percentile(50) / 1000.0,
+                t.counts.all.percentile(99) / 1000.0);
     std::fflush(stdout);
 }
 
