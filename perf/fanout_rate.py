@@ -45,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
 import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
-from perf_common import sched_ns, stop, wait_listening  # noqa: E402
+from perf_common import sched_ns, status_kib, stop, wait_listening, write_router_config  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -55,20 +55,6 @@ def cpu_s(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def write_config(tmp):
-    client, server, tm, pub = ports.free_port(), ports.free_port(), ports.free_port(), ports.free_port()
-    path = os.path.join(tmp, "router.cfg")
-    with open(path, "w") as f:
-        f.write("Glacier2.Client.Endpoints=tcp -h 127.0.0.1 -p %d\n" % client)
-        f.write("Glacier2.Server.Endpoints=tcp -h 127.0.0.1 -p %d\n" % server)  # subscribers' callbacks
-        f.write("Glacier2.PermissionsVerifier=Glacier2/NullPermissionsVerifier\n")
-        f.write("Glacier2.SessionTimeout=60\nGlacier2.Client.Buffered=0\nGlacier2.Server.Buffered=0\n")
-        f.write("IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p %d\n" % tm)
-        f.write("IceStorm.Publish.Endpoints=tcp -h 127.0.0.1 -p %d\n" % pub)
-        f.write("IceStorm.Transient=1\n")  # topics in memory: the fan-out is measured, not the disk
-    return path, client, tm
 
 
 def write_nats_config(tmp, tag):
@@ -137,7 +123,7 @@ def one_run(system, n, rate, a, logdir, tag):
         pub_cpu = reap_with_cpu(pubp, a.duration + 30)
         time.sleep(1.5)  # the backlog of a run that keeps up drains; sessions are not torn down yet
         c1, s1, g1 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
-        rss_kib = rss_of(server.pid)
+        rss_kib = status_kib(server.pid, "VmRSS")
         sub.wait(a.duration + 60)  # it ends by itself (its --duration) and prints its counts
         result = json.loads(re.search(r"^result (.*)$", open(sub_log).read(), re.M).group(1))
         # Both publishers stop after --duration s, so a late wake-up can cost the last tick:
@@ -164,15 +150,6 @@ def one_run(system, n, rate, a, logdir, tag):
             "subscriber_cpu_us_per_event": per_event((g1 - g0) / 1e9) if g0 is not None and g1 is not None else None,
             "publisher_cpu_s": pub_cpu,
             "keeps_up": ticks >= offered and result["lost"] == 0 and result["p99_ms"] < 50}
-
-
-def rss_of(pid):
-    """VmRSS of `pid` in KiB (/proc/<pid>/status)."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return None
 
 
 def spread(vals, spec):
@@ -223,7 +200,7 @@ def main():
     counts = [int(n) for n in a.sessions.split(",")]
     raise_fd_limit()
     tmp = tempfile.mkdtemp(prefix="moraine-fanout-")
-    a.cfg, a.client, a.tm = write_config(tmp)
+    a.cfg, a.client, a.tm = write_router_config(tmp, 60)
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
     out = open(a.json, "w") if a.json else None

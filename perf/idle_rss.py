@@ -45,50 +45,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
-import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
-from perf_common import stop, wait_listening  # noqa: E402
+import ice_wire  # noqa: E402  (tests/interop/ice_wire.py: hand-encoded Ice messages)
+from perf_common import status_kib, stop, wait_listening, write_router_config  # noqa: E402
 
 HOST = "127.0.0.1"
-# Ice's validate connection message (docs/ice-wire.md), also the router's heartbeat.
-VALIDATE = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
-
-
-def status_kib(pid, key):
-    """A `kB` line of /proc/<pid>/status (VmRSS, RssAnon), in KiB."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
-
-
-def ice_string(s):
-    b = s.encode()
-    return (bytes([len(b)]) if len(b) < 255 else b"\xff" + struct.pack("<i", len(b))) + b
+VALIDATE = ice_wire.VALIDATE  # also the router's heartbeat
 
 
 def create_session_request(rid, user, password):
     """createSession(user, password) on Glacier2/router: a twoway request message, no facet,
     empty context, encoding 1.1 (docs/ice-wire.md §4)."""
-    params = ice_string(user) + ice_string(password)
-    body = struct.pack("<i", rid) + ice_string("router") + ice_string("Glacier2") + b"\x00"
-    body += ice_string("createSession") + b"\x00" + b"\x00"
-    body += struct.pack("<i", 6 + len(params)) + b"\x01\x01" + params
-    return b"IceP\x01\x00\x01\x00\x00\x00" + struct.pack("<i", 14 + len(body)) + body
-
-
-def write_config(tmp):
-    client, server, tm, pub = ports.free_port(), ports.free_port(), ports.free_port(), ports.free_port()
-    path = os.path.join(tmp, "router.cfg")
-    with open(path, "w") as f:
-        f.write("Glacier2.Client.Endpoints=tcp -h %s -p %d\n" % (HOST, client))
-        f.write("Glacier2.Server.Endpoints=tcp -h %s -p %d\n" % (HOST, server))
-        f.write("Glacier2.PermissionsVerifier=Glacier2/NullPermissionsVerifier\n")
-        f.write("Glacier2.SessionTimeout=600\nGlacier2.Client.Buffered=0\nGlacier2.Server.Buffered=0\n")
-        f.write("IceStorm.TopicManager.Endpoints=tcp -h %s -p %d\n" % (HOST, tm))
-        f.write("IceStorm.Publish.Endpoints=tcp -h %s -p %d\n" % (HOST, pub))
-        f.write("IceStorm.Transient=1\n")  # topics in memory: a database would add its own pages
-    return path, client, tm
+    return ice_wire.request(rid, "router", "Glacier2", "createSession",
+                            ice_wire.ice_string(user) + ice_wire.ice_string(password))
 
 
 class RawSessions:
@@ -225,7 +193,7 @@ def main():
         if m not in ("plain", "subscribed"):
             ap.error("unknown mode %r" % m)
     tmp = tempfile.mkdtemp(prefix="moraine-idle-rss-")
-    cfg, client, tm = write_config(tmp)
+    cfg, client, tm = write_router_config(tmp, 600)
     runs = []
     for rep in range(a.repeats):
         for mode in modes:

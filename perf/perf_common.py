@@ -1,10 +1,15 @@
 """Helpers shared by the perf scripts (clock_compare.py, cluster.py, fanout_rate.py,
-idle_rss.py): per-process CPU from /proc, file digests, waiting for a listener, stopping by PID."""
+idle_rss.py): per-process CPU and memory from /proc, file digests, a router's property file,
+waiting for a listener, stopping by PID."""
 import hashlib
 import os
 import socket
 import subprocess
+import sys
 import time
+
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "interop"))
+import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
 
 
 def sched_ns(pid):
@@ -21,6 +26,33 @@ def sched_ns(pid):
     except OSError:
         return None
     return total
+
+
+def status_kib(pid, key):
+    """A `kB` line of /proc/<pid>/status (VmRSS, RssAnon), in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+
+
+def write_router_config(tmp, session_timeout_s):
+    """tmp/router.cfg for moraine-router --ice-config: client and server endpoints, the null
+    permissions verifier, unbuffered, and the embedded topic service in memory (the fan-out or the
+    sessions are measured, not a database), each on a free port below the ephemeral range.
+    Returns (path, client port, TopicManager port)."""
+    client, server, tm, pub = ports.free_port(), ports.free_port(), ports.free_port(), ports.free_port()
+    path = os.path.join(tmp, "router.cfg")
+    with open(path, "w") as f:
+        f.write("Glacier2.Client.Endpoints=tcp -h 127.0.0.1 -p %d\n" % client)
+        f.write("Glacier2.Server.Endpoints=tcp -h 127.0.0.1 -p %d\n" % server)  # subscribers' callbacks
+        f.write("Glacier2.PermissionsVerifier=Glacier2/NullPermissionsVerifier\n")
+        f.write("Glacier2.SessionTimeout=%d\nGlacier2.Client.Buffered=0\nGlacier2.Server.Buffered=0\n" % session_timeout_s)
+        f.write("IceStorm.TopicManager.Endpoints=tcp -h 127.0.0.1 -p %d\n" % tm)
+        f.write("IceStorm.Publish.Endpoints=tcp -h 127.0.0.1 -p %d\n" % pub)
+        f.write("IceStorm.Transient=1\n")
+    return path, client, tm
 
 
 def sha256(path):

@@ -23,11 +23,12 @@ import time
 import Ice
 
 import ports  # tests/interop/ports.py, next to this file
+from ice_wire import VALIDATE, header, ice_string, request  # noqa: F401  (scenarios use them from here)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 # Ice's validate connection message, also its heartbeat (docs/ice-wire.md).
-HEARTBEAT = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
+HEARTBEAT = VALIDATE
 PEERS = os.path.join(HERE, "peers")
 PYTHON = "/usr/bin/python3"
 HOST = "127.0.0.1"
@@ -105,26 +106,8 @@ def wait_until(pred, timeout, interval=0.05):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-encoded Ice protocol (docs/ice-wire.md), for what a well-behaved Ice client never sends.
-
-VALIDATE = b"IceP\x01\x00\x01\x00\x03\x00\x0e\x00\x00\x00"
-
-
-def header(msg_type, size, compress=0):
-    return b"IceP\x01\x00\x01\x00" + bytes([msg_type, compress]) + struct.pack("<i", size)
-
-
-def ice_string(s):
-    b = s.encode()
-    return (bytes([len(b)]) if len(b) < 255 else b"\xff" + struct.pack("<i", len(b))) + b
-
-
-def request(rid, name, category, op, params=b"", mode=0, enc=b"\x01\x01"):
-    """A request message (ice-wire.md §4): no facet, empty context."""
-    body = struct.pack("<i", rid) + ice_string(name) + ice_string(category) + b"\x00"
-    body += ice_string(op) + bytes([mode]) + b"\x00"
-    body += struct.pack("<i", 6 + len(params)) + enc + params
-    return header(0, 14 + len(body)) + body
+# Hand-encoded Ice protocol (ice_wire.py: VALIDATE, header, ice_string, request), for what a
+# well-behaved Ice client never sends.
 
 
 def reply_status(msg):
