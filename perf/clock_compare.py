@@ -26,7 +26,8 @@ Measured per run:
   memory:   (VmRSS at the end of the window - VmRSS before the first session) / N, per process;
   load:     how busy the machine was with other processes' work during the window.
 With --kernel-bench, bench_kernel_write runs for each N first (the kernel's own cost of writing one
-tick to each of N loopback sockets), and router CPU per event minus that is reported.
+tick to each of N loopback sockets), and router CPU per event minus that is reported. It runs back
+to back (warm sockets) unless --kernel-gap-us 1000000 paces it as the clock ticks (cold sockets).
 
 Order inside a run: router(s) up, RSS baseline, clock-subscriber started, and only after its first
 status line (so it has found the topic) clock-publisher. That order matters for (b): clock-
@@ -564,13 +565,18 @@ def one_run(kind, n, rep, a, bins, outdir, transport="tcp"):
 # Kernel baseline
 
 
-def kernel_bench(path, n):
-    rounds = max(30, min(200, 400000 // n))
+def kernel_bench(path, n, gap_us=0, times=3):
+    """bench_kernel_write for N sockets, `times` times. gap_us > 0 paces the rounds as the clock
+    ticks (one round per gap, cold sockets: 10 rounds after 2 warm-up rounds), else back to back."""
+    rounds = 10 if gap_us else max(30, min(200, 400000 // n))
+    cmd = [path, "--sockets", str(n), "--rounds", str(rounds), "--json"]
+    if gap_us:
+        cmd += ["--warmup", "2", "--gap-us", str(gap_us)]
     runs = []
-    for _ in range(3):
+    for _ in range(times):
         try:
-            out = subprocess.run([path, "--sockets", str(n), "--rounds", str(rounds), "--json"], capture_output=True,
-                                 text=True, timeout=120, preexec_fn=_die_with_parent)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + rounds * gap_us / 1e6 * 2,
+                                 preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
             log("bench_kernel_write timed out")
             return None
@@ -586,6 +592,7 @@ def kernel_bench(path, n):
             result[mode] = dict(cpu_ns_per_write=statistics.median(vals), min=min(vals), max=max(vals),
                                 reader_cpu_ns_per_msg=statistics.median(reader), runs=vals)
     result["rounds"] = rounds
+    result["gap_us"] = gap_us
     return result
 
 
@@ -650,6 +657,9 @@ def summarise(runs, kernel):
         k = (kernel or {}).get(n) or {}
         kw = (k.get("write") or {}).get("cpu_ns_per_write")
         rtr = [r["cpu"]["router"]["ns_per_event"] for r in rs]
+        paired = all(r.get("kernel_write_ns") is not None for r in rs)  # --kernel-gap-us: a floor per repeat
+        if paired:
+            kw = statistics.median(r["kernel_write_ns"] for r in rs)
         ibx = [r["cpu"]["icebox"]["ns_per_event"] for r in rs if "icebox" in r["cpu"]]
         tot = [r["cpu"]["router"]["ns_per_event"] + r["cpu"].get("icebox", {}).get("ns_per_event", 0) for r in rs]
         s = dict(router=kind, transport=transport, sessions=n, repeats=len(rs),
@@ -679,7 +689,13 @@ def summarise(runs, kernel):
                  other_niced_cores=[r.get("other_niced_cores") for r in rs],
                  settle_s=[r["settle_s"] for r in rs],
                  kernel_write_ns=kw)
-        if kw is not None:
+        if paired:
+            floors = [r["kernel_write_ns"] for r in rs]
+            s["kernel_paired"] = True
+            s["kernel_write_ns_runs"] = floors
+            s["router_minus_kernel_ns"] = [v - f for v, f in zip(rtr, floors)]
+            s["total_minus_kernel_ns"] = [v - f for v, f in zip(tot, floors)]
+        elif kw is not None:
             s["router_minus_kernel_ns"] = [v - kw for v in rtr]
             s["total_minus_kernel_ns"] = [v - kw for v in tot]
         out.append(s)
@@ -756,8 +772,9 @@ def print_summary(summary):
             "+icebox" if s["icebox_ns_per_event"] else "", spread([v * n / 1e6 for v in s["total_ns_per_event"]], "%.1f"),
             spread([v * n / 1e6 for v in s["subscriber_ns_per_event"]], "%.1f")))
         if s.get("kernel_write_ns") is not None:
-            print("  kernel write (K=%d)  %.0f ns; router - kernel: %s ns%s" % (
-                s["sessions"], s["kernel_write_ns"], spread(s["router_minus_kernel_ns"]),
+            print("  kernel write (K=%d)  %s ns%s; router - kernel: %s ns%s" % (
+                s["sessions"], spread(s["kernel_write_ns_runs"]) if s.get("kernel_paired") else "%.0f" % s["kernel_write_ns"],
+                " (paced, one per repeat)" if s.get("kernel_paired") else "", spread(s["router_minus_kernel_ns"]),
                 "; router+icebox - kernel: %s ns" % spread(s["total_minus_kernel_ns"])
                 if s["icebox_ns_per_event"] else ""))
         for p, v in s["rss_bytes_per_session"].items():
@@ -884,6 +901,9 @@ def main():
     ap.add_argument("--glacier2-cfg", default=os.path.join(REPO, "conf", "glacier2.cfg"))
     ap.add_argument("--kernel-bench", default=os.path.join(REPO, "build-perf", "bin", "bench_kernel_write"),
                     help="bench_kernel_write binary; '' to skip")
+    ap.add_argument("--kernel-gap-us", type=int, default=0,
+                    help="pace the kernel floor's rounds this far apart (1000000: one round per second, as the "
+                         "clock ticks; cold sockets); 0 (default): back to back")
     ap.add_argument("--out", "--json", dest="out", default=None,
                     help="JSON result file (default perf/out/clock_compare-<time>.json; perf/plot_results.py reads it)")
     a = ap.parse_args()
@@ -933,26 +953,45 @@ def main():
                   config=dict(sessions=a.sessions_list, repeats=a.repeats, window_s=a.window, settle_s=a.settle,
                               routers=kinds, transports=transports, glacier2_cfg=a.glacier2_cfg, ports=a.ports,
                               moraine_cfg=os.path.join(REPO, "conf", "moraine.yaml")),
-                  kernel={}, runs=[])
+                  kernel={}, kernel_paired=[], runs=[])
     t0 = time.monotonic()
 
+    def log_kernel(k):
+        log("  write %.0f ns [%.0f-%.0f], writev2 %.0f ns, reader %.0f ns/message" % (
+            k["write"]["cpu_ns_per_write"], k["write"]["min"], k["write"]["max"],
+            k["writev2"]["cpu_ns_per_write"], k["write"]["reader_cpu_ns_per_msg"]))
+
+    kernel_ok = bool(a.kernel_bench) and os.access(a.kernel_bench, os.X_OK)
+    paired = kernel_ok and a.kernel_gap_us > 0
+
+    def paired_floor(n, rep):
+        """Paced: the floor is measured again just before each repeat's runs, and each run is
+        compared with its own repeat's floor, so a drift of the machine during the sweep (seen on
+        this VM: ±1 µs per event over minutes) moves both sides alike."""
+        log("bench_kernel_write --sockets %d --gap-us %d (repeat %d)" % (n, a.kernel_gap_us, rep))
+        k = kernel_bench(a.kernel_bench, n, a.kernel_gap_us, times=1)
+        if k:
+            log_kernel(k)
+            result["kernel_paired"].append(dict(sessions=n, repeat=rep, **k))
+        return k
+
     def measure():
-        if a.kernel_bench and os.access(a.kernel_bench, os.X_OK):
+        if kernel_ok and not paired:
             for n in a.sessions_list:
-                log("bench_kernel_write --sockets %d" % n)
-                result["kernel"][n] = kernel_bench(a.kernel_bench, n)
-                k = result["kernel"][n]
-                if k:
-                    log("  write %.0f ns [%.0f-%.0f], writev2 %.0f ns, reader %.0f ns/message" % (
-                        k["write"]["cpu_ns_per_write"], k["write"]["min"], k["write"]["max"],
-                        k["writev2"]["cpu_ns_per_write"], k["write"]["reader_cpu_ns_per_msg"]))
-        elif a.kernel_bench:
+                log("bench_kernel_write --sockets %d%s" % (n, " --gap-us %d" % a.kernel_gap_us if a.kernel_gap_us else ""))
+                result["kernel"][n] = kernel_bench(a.kernel_bench, n, a.kernel_gap_us)
+                if result["kernel"][n]:
+                    log_kernel(result["kernel"][n])
+        elif a.kernel_bench and not kernel_ok:
             log("no %s: build it (see perf/README.md); skipping the kernel baseline" % a.kernel_bench)
         for n in a.sessions_list:
             for rep in range(1, a.repeats + 1):
+                floor = paired_floor(n, rep) if paired else None
                 for kind, transport in [(k, t) for t in transports for k in kinds]:
                     log("%s%s, %d sessions, repeat %d" % (kind, "" if transport == "tcp" else " over " + transport, n, rep))
                     r = one_run(kind, n, rep, a, bins, logdir, transport)
+                    if floor:
+                        r["kernel_write_ns"] = floor["write"]["cpu_ns_per_write"]
                     result["runs"].append(r)
                     if r.get("ok"):
                         c = r["cpu"]

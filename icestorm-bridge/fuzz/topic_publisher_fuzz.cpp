@@ -76,7 +76,8 @@ public:
     }
     unsigned owner_of(std::string_view) const noexcept override { return 0; }
     bool forwards_context() const noexcept override { return forward_context; }
-    net::ice_connection* session_connection(net::shard& sh, std::string_view category) noexcept override {
+    /// Looks the session up every time: the cache is the router's optimisation, not part of the contract.
+    net::ice_connection* session_connection(net::shard& sh, std::string_view category, session_cache&) noexcept override {
         fz::check(sh.index() == 0, "a session servant was reached from a shard that does not own its session");
         if (!sink || sink->closed() || category != session_category) return nullptr;
         return sink.get();

@@ -53,11 +53,26 @@ std::optional<delivery_state::send> delivery_state::next(clock::time_point now) 
     send s{std::move(queue_.front()), 0};
     queue_.pop_front();
     queue_bytes_ -= params_size(*s.ev);
-    if (max_outstanding_ != 0) {
-        s.token = next_token_++;
-        outstanding_.push_back({s.token, now});
-    }
+    s.token = take_slot(now);
     return s;
+}
+
+std::optional<std::uint64_t> delivery_state::offer_now(clock::time_point now, const delivery_limits& lim) {
+    expire(now, lim);
+    if (!queue_.empty() || state_ == state::dead) return std::nullopt;
+    if (state_ == state::offline && now < retry_at_) return std::nullopt;
+    // A count limit of 0 makes every event overflow the queue: offer() applies the policy.
+    if (lim.queue_size_max == 0) return std::nullopt;
+    if (max_outstanding_ != 0 && outstanding_.size() >= max_outstanding_) return std::nullopt;
+    state_ = state::online;  // as offer(): a discard interval that is over ends here
+    return take_slot(now);
+}
+
+std::uint64_t delivery_state::take_slot(clock::time_point now) {
+    if (max_outstanding_ == 0) return 0;
+    const std::uint64_t token = next_token_++;
+    outstanding_.push_back({token, now});
+    return token;
 }
 
 void delivery_state::completed(std::uint64_t token, delivery_outcome o, clock::time_point now,

@@ -59,18 +59,24 @@ std::shared_ptr<event> make_event(std::string topic, std::string_view operation,
 
 net::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context) {
     const auto& suffix = with_context ? ev.suffix : ev.suffix_without_context;
+    const std::size_t params = ev.params->size();
+    const bool inlined = params <= inline_params_max;
     net::outbound_frame f;
     const std::size_t head = protocol::header_size + 4 + target.size() + suffix.size();
-    f.head.resize(head);
+    f.head.resize(head + (inlined ? params : 0));
     std::byte* p = f.head.data();
     protocol::write_header(p, protocol::message_type::request, protocol::compression_status::none,
-                           static_cast<std::int32_t>(head + ev.params->size()));
+                           static_cast<std::int32_t>(head + params));
     p += protocol::header_size;
     std::memset(p, 0, 4);  // request id: 0, or set by the subscriber's connection for twoway
     p += 4;
     std::memcpy(p, target.data(), target.size());
-    std::memcpy(p + target.size(), suffix.data(), suffix.size());
-    f.tail = ev.params;
+    p += target.size();
+    std::memcpy(p, suffix.data(), suffix.size());
+    if (inlined)
+        std::memcpy(p + suffix.size(), ev.params->data(), params);
+    else
+        f.tail = ev.params;
     return f;
 }
 

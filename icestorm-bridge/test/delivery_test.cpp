@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -233,4 +235,50 @@ TEST(delivery, release_frees_the_slot_without_an_outcome) {
     d.release(a[0].token);
     EXPECT_FALSE(d.dead());
     EXPECT_EQ(names(drain(d)), (std::vector<std::string>{"b"}));
+}
+
+TEST(delivery, offer_now_sends_at_once_while_nothing_waits_and_the_window_has_room) {
+    delivery_limits lim;
+    delivery_state oneway(with(false, 0), false);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(oneway.offer_now(t0, lim), std::optional<std::uint64_t>(0));
+    EXPECT_EQ(oneway.queued(), 0u);
+    EXPECT_EQ(oneway.outstanding(), 0u);
+
+    delivery_state twoway(with(false, 0), true);
+    std::vector<std::uint64_t> tokens;
+    for (int i = 0; i < 5; ++i) {
+        auto t = twoway.offer_now(t0, lim);
+        ASSERT_TRUE(t);
+        EXPECT_NE(*t, 0u);
+        tokens.push_back(*t);
+    }
+    EXPECT_EQ(twoway.outstanding(), 5u);
+    EXPECT_FALSE(twoway.offer_now(t0, lim)) << "the window is full";
+    EXPECT_EQ(twoway.offer(ev("queued"), t0, lim), offer_result::queued);
+    twoway.completed(tokens[2], delivery_outcome::ok, t0, lim);
+    EXPECT_FALSE(twoway.offer_now(t0, lim)) << "an event already waits: it goes first";
+    EXPECT_EQ(names(drain(twoway)), (std::vector<std::string>{"queued"}));
+}
+
+TEST(delivery, offer_now_declines_offline_dead_and_zero_queue_subscribers) {
+    delivery_limits lim;
+    lim.discard_interval_s = 10;
+    delivery_state d(with(false, 1), true);
+    auto token = d.offer_now(t0, lim);
+    ASSERT_TRUE(token);
+    d.completed(*token, delivery_outcome::transient, t0, lim);
+    EXPECT_FALSE(d.offer_now(t0 + 9s, lim)) << "offline: offer() discards it";
+    EXPECT_EQ(d.offer(ev("lost"), t0 + 9s, lim), offer_result::discarded);
+    token = d.offer_now(t0 + 10s, lim);
+    ASSERT_TRUE(token) << "the discard interval is over";
+    EXPECT_FALSE(d.offline(t0 + 10s));
+    d.completed(*token, delivery_outcome::transient, t0 + 10s, lim);
+    EXPECT_TRUE(d.dead());
+    EXPECT_FALSE(d.offer_now(t0 + 20s, lim));
+
+    delivery_limits zero;
+    zero.queue_size_max = 0;
+    delivery_state z(with(false, 0), false);
+    EXPECT_FALSE(z.offer_now(t0, zero)) << "offer() applies QueueSizeMaxPolicy";
+    EXPECT_EQ(z.offer(ev("e"), t0, zero), offer_result::dead);
 }

@@ -28,7 +28,7 @@ protocol::byte_buffer publish_request() {
 
 protocol::byte_buffer joined(const net::outbound_frame& f) {
     protocol::byte_buffer all = f.head;
-    all.insert(all.end(), f.tail->begin(), f.tail->end());
+    if (f.tail) all.insert(all.end(), f.tail->begin(), f.tail->end());
     return all;
 }
 
@@ -61,15 +61,31 @@ TEST(event, frame_for_a_subscriber_keeps_operation_mode_params_and_optionally_th
     }
 }
 
-TEST(event, one_params_buffer_is_shared_by_every_frame) {
-    const auto message = publish_request();
-    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
-    ASSERT_TRUE(r);
-    auto ev = icestorm::make_event("clock", *r);
+TEST(event, large_params_are_one_buffer_shared_by_every_frame) {
+    const protocol::byte_buffer params(icestorm::inline_params_max + 1, std::byte{7});
+    auto ev = icestorm::make_event("clock", "tick", 0, params, {}, 0);
     auto a = icestorm::frame_for(*ev, icestorm::encode_target({"a", "c1"}, ""), false);
     auto b = icestorm::frame_for(*ev, icestorm::encode_target({"b", "c2"}, "facet"), false);
+    ASSERT_TRUE(a.tail);
     EXPECT_EQ(a.tail.get(), b.tail.get());
     EXPECT_NE(a.head, b.head);
+    EXPECT_EQ(a.size(), a.head.size() + params.size());
+}
+
+TEST(event, small_params_are_copied_into_each_frame_head) {
+    for (std::size_t n : {std::size_t{6}, icestorm::inline_params_max}) {
+        const protocol::byte_buffer params(n, std::byte{7});
+        auto ev = icestorm::make_event("clock", "tick", 0, params, {}, 0);
+        const auto target = icestorm::encode_target({"a", "c1"}, "");
+        auto f = icestorm::frame_for(*ev, target, false);
+        EXPECT_FALSE(f.tail);  // no shared buffer, so no reference count touched per delivery
+        ASSERT_GE(f.head.size(), n);
+        EXPECT_TRUE(std::equal(f.head.end() - static_cast<std::ptrdiff_t>(n), f.head.end(), params.begin()));
+        boost::system::error_code ec;
+        auto frame = protocol::parse_frame(f.head, protocol::limits{}, ec);
+        ASSERT_TRUE(frame) << ec.message();
+        EXPECT_EQ(frame->size(), f.head.size());
+    }
 }
 
 TEST(event, cost_is_zero_when_absent_or_not_a_number) {

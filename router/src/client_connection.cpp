@@ -201,6 +201,7 @@ void client_connection::fail_event_replies() noexcept {
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
     session_ = std::move(s);
+    ++session_serial_;
     local_.add_session(session_->category, this);
     local_.router().session_opened();
     ++local_.metrics().sessions_created;
@@ -217,6 +218,7 @@ void client_connection::destroy_session() {
     flush_requests();
     flush_callbacks();
     local_.remove_session(session_->category);
+    ++session_serial_;
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
     if (session_->session_proxy) invoke_and_forget(home_, *session_->session_proxy, "destroy");
     spdlog::debug("session of '{}' destroyed", session_->user_id);

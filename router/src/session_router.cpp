@@ -78,8 +78,20 @@ bool session_router::hosts(const protocol::proxy& p) const {
     return false;
 }
 
-net::ice_connection* session_router::session_connection(net::shard& sh, std::string_view category) noexcept {
-    return local(sh.index()).find_session(category);
+net::ice_connection* session_router::session_connection(net::shard& sh, std::string_view category,
+                                                        session_cache& cache) noexcept {
+    if (auto held = cache.connection.lock()) {
+        // Only this function fills the cache, and only with client connections.
+        auto& c = static_cast<client_connection&>(*held);
+        if (!c.closed() && c.session_serial() == cache.serial) return &c;
+    }
+    auto* c = local(sh.index()).find_session(category);
+    if (!c) {
+        cache = {};
+        return nullptr;
+    }
+    cache = {c->weak_from_this(), c->session_serial()};
+    return c;
 }
 
 net::enqueue_result session_router::deliver(net::ice_connection& client, net::outbound_frame f, bool twoway,

@@ -15,6 +15,7 @@ namespace moraine::router {
 
 namespace {
 constexpr std::size_t category_length = 20;
+static_assert(category_length <= category_key::static_capacity, "the session table keeps categories inline");
 constexpr unsigned printable_first = 33, printable_count = 94;  // '!'..'~', as Glacier2's categories
 
 constexpr net::metric_family sessions{"moraine_sessions", "gauge", "Glacier2 sessions open."};
@@ -63,9 +64,11 @@ std::string session_shard::new_category() {
     return category;
 }
 
-void session_shard::add_session(const std::string& category, client_connection* c) { sessions_[category] = c; }
+void session_shard::add_session(const std::string& category, client_connection* c) {
+    sessions_.insert_or_assign(category_key(category), c);
+}
 
-void session_shard::remove_session(const std::string& category) noexcept { sessions_.erase(category); }
+void session_shard::remove_session(const std::string& category) noexcept { sessions_.erase(std::string_view(category)); }
 
 client_connection* session_shard::find_session(std::string_view category) const noexcept {
     auto it = sessions_.find(category);

@@ -129,6 +129,14 @@ void ice_connection::flush_turn() {
     if (!out_.empty() && !closed_) wake_writer();  // a short write, or more than one writev holds
 }
 
+void ice_connection::prefetch_for_flush() const noexcept {
+    __builtin_prefetch(&flush_marked_);
+    __builtin_prefetch(&closed_);
+    __builtin_prefetch(&out_);
+    __builtin_prefetch(&socket_);
+    __builtin_prefetch(&transport_);
+}
+
 void ice_connection::after_write(std::size_t bytes_before, bool fell_below_low) {
     home_.metrics().queue_bytes -= bytes_before - out_.bytes();
     if (fell_below_low) on_drained();

@@ -84,6 +84,14 @@ public:
     /// The next event to send at `now`, or nullopt (queue empty, window full, offline or dead).
     std::optional<send> next(clock::time_point now);
 
+    /** offer() and next() in one step for the usual case, without queueing the event: when
+        nothing is queued, the subscriber is online (or its discard interval is over) and its
+        window has room, the new event may go at once. @return its token (0 for a oneway), and
+        the state is as if offer() had queued it and next() handed it out. Otherwise nullopt
+        and nothing changed but expiry: the caller goes through offer(). Spares each delivery
+        the queue's push and pop and the event's reference count. */
+    std::optional<std::uint64_t> offer_now(clock::time_point now, const delivery_limits& lim);
+
     /** The outcome of the send named `token` (0 for a oneway, whose failures only are reported).
         Unknown tokens (already expired) are ignored. */
     void completed(std::uint64_t token, delivery_outcome o, clock::time_point now, const delivery_limits& lim);
@@ -109,6 +117,8 @@ private:
     };
 
     void fail(delivery_outcome o, clock::time_point now, const delivery_limits& lim);
+    /// Opens a window slot for an event sent now: its token (0 for an untracked oneway).
+    std::uint64_t take_slot(clock::time_point now);
     void clear_queue() noexcept;
 
     int retry_count_;

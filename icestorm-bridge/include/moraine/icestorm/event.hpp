@@ -4,6 +4,7 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/write_queue.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,9 +44,15 @@ std::shared_ptr<event> make_event(std::string topic, const protocol::request_vie
 std::shared_ptr<event> make_event(std::string topic, std::string_view operation, std::uint8_t mode, protocol::byte_view params,
                      protocol::byte_view context, int cost);
 
+/// Params up to this size (bytes) are copied into each subscriber's frame head instead of being
+/// shared: copying them costs less than the shared tail's two atomic reference-count updates per
+/// delivery, which the shards delivering the same event would contend on (perf/RESULTS.md).
+inline constexpr std::size_t inline_params_max = 256;
+
 /** The frame for one subscriber: head = header + request id 0 + `target` (the subscriber's
-    encoded identity and facet) + the event's suffix (with or without its context); tail = the
-    shared params. The header's size counts head and tail. */
+    encoded identity and facet) + the event's suffix (with or without its context), and the
+    params too when they are at most inline_params_max bytes; otherwise tail = the shared
+    params. The header's size counts head and tail. */
 net::outbound_frame frame_for(const event& ev, protocol::byte_view target, bool with_context);
 
 /// The encoded identity and facet of a subscriber (a request's target bytes up to the operation).

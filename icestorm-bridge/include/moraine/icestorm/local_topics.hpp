@@ -75,9 +75,12 @@ private:
     using sub_ptr = std::shared_ptr<subscriber>;
     /// Sends what `s`'s delivery_state releases now, in order.
     void pump(const std::string& topic, const sub_ptr& s, delivery_state::clock::time_point now);
-    void send_to_session(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+    /// Sends `ev` to `s` now; `token` names it in `s`'s window (0: a oneway, untracked).
+    void send(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
+              delivery_state::clock::time_point now);
+    void send_to_session(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
                          delivery_state::clock::time_point now);
-    void send_external(const std::string& topic, const sub_ptr& s, const delivery_state::send& out,
+    void send_external(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
                        delivery_state::clock::time_point now);
     /// The reply (nullptr: no reply, the connection failed) to the twoway event `token` of `s`.
     void on_result(const std::string& topic, const std::weak_ptr<subscriber>& s, std::uint64_t token,

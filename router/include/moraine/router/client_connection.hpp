@@ -43,7 +43,8 @@ public:
                           net::callback_route route);
 
     /** Sends a topic event to this client (a subscriber servant of its session): `f.head` is the
-        request up to the params, with request id 0 at offset 14; `f.tail` the shared params.
+        request up to the params (small params too), with request id 0 at offset 14; `f.tail` the
+        shared params, if not in the head.
         A twoway event gets a fresh request id; its reply goes to `done` if set (nullptr if this
         connection closes first; posted, never run inside a close), else it is dropped.
         @return the queue's state; over_limit closes the connection and `done` is not kept. */
@@ -59,6 +60,9 @@ public:
     /// The session state even while a SessionManager is still creating it: its SessionControl
     /// may edit the filters from inside SessionManager::create, as Glacier2 allows.
     session::session* session_state() noexcept { return session_.get(); }
+    /// Names the session this connection holds now: changes when a session is set or destroyed,
+    /// so a handle taken for one session never matches a later one (session_router's cache).
+    std::uint64_t session_serial() const noexcept { return session_serial_; }
     /// Installs the session the router servant created; registers its category with the shard.
     void set_session(std::unique_ptr<session::session> s);
     /// Ends the session (destroySession, or the connection closing): unregisters it, destroys an
@@ -142,6 +146,7 @@ private:
     std::int32_t next_callback_id() noexcept;
 
     std::unique_ptr<session::session> session_;
+    std::uint64_t session_serial_ = 0;
     session_shard& local_;
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;

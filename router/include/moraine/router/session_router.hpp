@@ -63,7 +63,8 @@ public:
     unsigned owner_of(std::string_view category) const noexcept override;
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
-    net::ice_connection* session_connection(net::shard& sh, std::string_view category) noexcept override;
+    net::ice_connection* session_connection(net::shard& sh, std::string_view category,
+                                            session_cache& cache) noexcept override;
     net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool twoway, reply_done done) override;
 
 private:

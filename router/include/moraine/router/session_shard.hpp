@@ -5,11 +5,13 @@
 #include <moraine/router/config.hpp>
 #include <moraine/session/crypt_password_file.hpp>
 
+#include <boost/static_string/static_string.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
+
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace moraine::router {
@@ -17,11 +19,24 @@ namespace moraine::router {
 class client_connection;
 class session_router;
 
-/// Hash for string keys that also accepts string_view, so lookups on the per-event path
-/// (a session by its category) allocate nothing.
-struct string_hash {
+/// A session's category as the session table keeps it: inline in the table's slot, so a lookup
+/// (one per callback from a back end) reads no separate string. Moraine's categories are 20
+/// characters (session_shard::new_category).
+using category_key = boost::static_string<24>;
+
+/// Hash and equality over categories that also take a string_view, so a lookup allocates nothing.
+inline std::string_view category_view(const category_key& k) noexcept { return {k.data(), k.size()}; }
+struct category_hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    std::size_t operator()(const category_key& k) const noexcept { return (*this)(category_view(k)); }
+};
+struct category_equal {
+    using is_transparent = void;
+    bool operator()(const category_key& a, const category_key& b) const noexcept {
+        return category_view(a) == category_view(b);
+    }
+    bool operator()(std::string_view a, const category_key& b) const noexcept { return a == category_view(b); }
 };
 
 /// Router counters kept per shard, touched only on the shard's thread (also by /metrics).
@@ -61,6 +76,7 @@ public:
     std::string new_category();
 
     /// Sessions on this shard by category. The connection erases itself when it closes.
+    /// @throws std::length_error if `category` is longer than a category_key holds.
     void add_session(const std::string& category, client_connection* c);
     void remove_session(const std::string& category) noexcept;
     client_connection* find_session(std::string_view category) const noexcept;
@@ -86,7 +102,9 @@ private:
 
     session_router& router_;
     net::shard& io_;
-    std::unordered_map<std::string, client_connection*, string_hash, std::equal_to<>> sessions_;
+    // Open addressing: a lookup reads the group's metadata and one slot, where a node-based map
+    // reads a bucket, the node before and the node (perf/RESULTS.md).
+    boost::unordered_flat_map<category_key, client_connection*, category_hash, category_equal> sessions_;
     std::unordered_set<client_connection*> clients_;
     router_metrics metrics_;
     bool draining_ = false;

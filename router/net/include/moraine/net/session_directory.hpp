@@ -6,7 +6,9 @@
 
 #include <moraine/protocol/reply.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 namespace moraine::net {
@@ -30,10 +32,20 @@ public:
     /// True if requests to session servants keep their context (Glacier2.Server.ForwardContext).
     virtual bool forwards_context() const noexcept = 0;
 
+    /// What session_connection remembers between calls for one caller (a topic subscriber): the
+    /// connection found last time and which of its sessions it held then.
+    struct session_cache {
+        std::weak_ptr<ice_connection> connection;
+        std::uint64_t serial = 0;  ///< the directory's number for that session on that connection
+    };
+
     /** On shard `sh`, the owner: the client connection of session `category`, or nullptr when
-        there is no such session (any more). The caller may read it (queued_bytes) and pass it
-        to deliver(), on this shard, before its next co_await. */
-    virtual ice_connection* session_connection(shard& sh, std::string_view category) noexcept = 0;
+        there is no such session (any more). Answered from `cache` while its connection is open
+        and holds the session it held when cached, else looked up by `category` and cached
+        again: one lookup (a hash of the category) per subscriber rather than per event. The
+        caller may read the connection (queued_bytes) and pass it to deliver(), on this shard,
+        before its next co_await. */
+    virtual ice_connection* session_connection(shard& sh, std::string_view category, session_cache& cache) noexcept = 0;
 
     /// Told the client's reply to a delivered twoway request, or nullptr when the connection
     /// closed first. Runs on the session's shard, never inside deliver().

@@ -56,6 +56,12 @@ public:
     bool consume(std::size_t n);
 
     bool empty() const noexcept { return frames_.empty(); }
+    /// Asks the CPU for the first queued frame and its head, ahead of gather(). A hint only.
+    void prefetch() const noexcept {
+        if (frames_.empty()) return;
+        __builtin_prefetch(&frames_.front());
+        __builtin_prefetch(frames_.front().head.data());
+    }
     std::size_t bytes() const noexcept { return bytes_; }
     bool above_high() const noexcept { return above_high_; }
     void clear() noexcept;
