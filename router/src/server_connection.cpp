@@ -47,15 +47,14 @@ void server_connection::route(const protocol::request_view& r) {
     const bool twoway = r.request_id != 0;
     protocol::byte_buffer message;
     protocol::write_request_message(message, 0, r, cfg.server_forward_context);
-    callback_route back{home_.index(), weak_from_this(), r.request_id};
+    // A oneway's route is never followed (nothing answers it): no reference to this connection,
+    // which the shard handling it would otherwise release across cores.
+    callback_route back{home_.index(), twoway ? weak_from_this() : std::weak_ptr<ice_connection>(), r.request_id};
     auto& router = local_.router();
     if (is_session_control_category(cfg, r.id.category)) {
         // SessionControl objects are named after the session's category, which names its shard.
         const unsigned owner = router.owner_of(r.id.name);
-        const std::size_t bytes = message.size();
-        post_to(owner, bytes, [message = std::move(message), twoway, back = std::move(back)](session_shard& s) mutable {
-            dispatch_session_control(s, std::move(message), twoway, std::move(back));
-        });
+        queue_for(owner, routed_request{true, twoway, {}, std::move(message), {}, {}, std::move(back)});
         return;
     }
     const forward_options how = decide_forward(twoway, r.context, cfg.server_buffered, cfg.server_always_batch);
@@ -66,6 +65,7 @@ void server_connection::route(const protocol::request_view& r) {
         // from Glacier2.
         enqueue(reply_void(r.request_id, r.params.encoding));
         back.request_id = 0;
+        back.origin.reset();
     }
     if (how.is_datagram()) {
         // The client is reached only over its own stream connection: no datagram gets there.
@@ -78,25 +78,48 @@ void server_connection::route(const protocol::request_view& r) {
         deliver_callback(local_, r.id.category, std::move(message), how, std::move(key), std::move(back));
         return;
     }
-    const std::size_t bytes = message.size();
-    post_to(owner, bytes, [category = std::string(r.id.category), message = std::move(message), how,
-                           key = std::move(key), back = std::move(back)](session_shard& s) mutable {
-        deliver_callback(s, category, std::move(message), how, std::move(key), std::move(back));
+    queue_for(owner, routed_request{false, twoway, std::string(r.id.category), std::move(message), how, std::move(key),
+                                    std::move(back)});
+}
+
+void server_connection::queue_for(unsigned owner, routed_request item) {
+    backlog_->add(item.message.size());
+    if (outboxes_.empty()) outboxes_.resize(home_.set().size());
+    auto& box = outboxes_[owner];
+    box.bytes += item.message.size();
+    box.items.push_back(std::move(item));
+    if (std::exchange(flush_posted_, true)) return;
+    // Behind the rest of this epoll batch, as turn_flusher: the whole read goes in one message.
+    asio::post(home_.io(), [self = std::static_pointer_cast<server_connection>(shared_from_this())] {
+        self->flush_outboxes();
     });
 }
 
-template <class Fn>
-void server_connection::post_to(unsigned owner, std::size_t bytes, Fn fn) {
-    backlog_->add(bytes);
+void server_connection::flush_outboxes() {
+    flush_posted_ = false;
     auto& router = local_.router();
-    home_.set().invoke_on(owner, [&router, fn = std::move(fn), bytes, backlog = backlog_, from = home_.index(),
-                                  origin = weak_from_this()](shard& s) mutable {
-        fn(router.local(s.index()));
-        if (backlog->handled(bytes, s.cfg().connection_queue_low))
-            s.set().invoke_on(from, [origin = std::move(origin)](shard&) {
-                if (auto c = origin.lock()) c->resume_reads();
-            });
-    });
+    for (unsigned owner = 0; owner < outboxes_.size(); ++owner) {
+        auto& box = outboxes_[owner];
+        if (box.items.empty()) continue;
+        home_.set().invoke_on(owner, [&router, items = std::move(box.items), bytes = box.bytes, backlog = backlog_,
+                                      from = home_.index(), origin = weak_from_this()](shard& s) mutable {
+            auto& local = router.local(s.index());
+            for (auto& i : items) handle_routed(local, std::move(i));
+            if (backlog->handled(bytes, s.cfg().connection_queue_low))
+                s.set().invoke_on(from, [origin = std::move(origin)](shard&) {
+                    if (auto c = origin.lock()) c->resume_reads();
+                });
+        });
+        box = outbox{};
+    }
+}
+
+void server_connection::handle_routed(session_shard& owner, routed_request item) {
+    if (item.session_control)
+        dispatch_session_control(owner, std::move(item.message), item.twoway, std::move(item.back));
+    else
+        deliver_callback(owner, item.category, std::move(item.message), item.how, std::move(item.override_key),
+                         std::move(item.back));
 }
 
 bool server_connection::reads_paused() const noexcept {
