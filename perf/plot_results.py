@@ -8,7 +8,8 @@ FILE is what bench_kernel_write --json writes (its writev2 lines: the kernel's f
 plot only), or what fanout_rate.py --json writes (one JSON object per run per line: moraine-router
 --threads 1 and, with --nats, nats-server with GOMAXPROCS=1) or what clock_compare.py --json
 writes (one JSON object whose "runs" are the clock demo at 1 tick/s: moraine-router as
-conf/moraine.yaml configures it, and glacier2router + IceStorm in icebox; tcp runs only).
+conf/moraine.yaml configures it, and glacier2router + IceStorm in icebox; tcp runs only; with
+--kernel-gap-us, its paced floor of each repeat joins the CPU plot as the kernel's series).
 Draws
   cpu_per_event.png  router CPU per delivered event (us) against sessions; for glacier2router the
                      CPU of glacier2router and icebox (IceStorm) together;
@@ -67,6 +68,13 @@ def kernel_point(r):
             "sessions": r["sockets"], "offered": None, "cpu_us": r["cpu_ns_per_write"] / 1000.0, "p99_ms": None}
 
 
+def paired_kernel_point(k):
+    """A floor clock_compare.py --kernel-gap-us measured before one repeat: one `write` per socket,
+    paced one round per second, as moraine-router now writes a tick (one buffer: params inline)."""
+    return {"system": "kernel", "harness": "bench_kernel_write write", "rate": 1, "sessions": k["sessions"],
+            "offered": None, "cpu_us": k["write"]["cpu_ns_per_write"] / 1000.0, "p99_ms": None}
+
+
 def load(path):
     """The points of one result file of either kind."""
     with open(path) as f:
@@ -76,7 +84,8 @@ def load(path):
     except json.JSONDecodeError:
         doc = None
     if isinstance(doc, dict) and "runs" in doc:
-        return [p for p in map(clock_point, doc["runs"]) if p]
+        return [p for p in map(clock_point, doc["runs"]) if p] + [
+            paired_kernel_point(k) for k in doc.get("kernel_paired", []) if k.get("write")]
     runs = [doc] if isinstance(doc, dict) else [json.loads(line) for line in text.splitlines() if line.strip()]
     kernel = [p for p in map(kernel_point, (r for r in runs if "mode" in r and "sockets" in r)) if p]
     return kernel + [fanout_point(r) for r in runs if r.get("script") == "fanout_rate"]
