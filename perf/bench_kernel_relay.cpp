@@ -58,38 +58,6 @@ struct options {
     bool json = false;
 };
 
-void watch(int ep, int fd, std::uint32_t key) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = key;
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) die("epoll_ctl");
-}
-
-void write_all(int fd, const char* p, std::size_t n, const char* what) {
-    // The buffers never fill at these rates; a short write means the bench is wrong, not slow.
-    if (write(fd, p, n) != static_cast<ssize_t>(n)) die(what);
-}
-
-/// Bytes read from one connection that do not yet make a whole record.
-struct carry {
-    std::string bytes;
-
-    /// Appends `got` and calls on_record(record) for each whole record; keeps the rest.
-    template <class F>
-    void feed(std::string_view got, std::size_t record, F&& on_record) {
-        if (bytes.empty()) {
-            const std::size_t whole = got.size() - got.size() % record;
-            for (std::size_t i = 0; i < whole; i += record) on_record(got.data() + i);
-            bytes.assign(got.substr(whole));
-            return;
-        }
-        bytes.append(got);
-        const std::size_t whole = bytes.size() - bytes.size() % record;
-        for (std::size_t i = 0; i < whole; i += record) on_record(bytes.data() + i);
-        bytes.erase(0, whole);
-    }
-};
-
 // ---- the load process -------------------------------------------------------------------------
 
 struct load_report {

@@ -1,5 +1,5 @@
 #pragma once
-// What the kernel benchmarks (bench_kernel_write, bench_kernel_relay) share: loopback TCP
+// What the kernel benchmarks (bench_kernel_write, bench_kernel_relay, bench_kernel_setup) share: loopback TCP
 // sockets set up as Ice and moraine-router set theirs (TCP_NODELAY), CPU clocks, and dying with
 // the failed call's errno. Plain POSIX, no dependencies.
 #include <algorithm>
@@ -8,10 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -90,5 +93,39 @@ inline int accept_from(int lst) {
     no_delay(a);
     return a;
 }
+
+/// Registers `fd` for EPOLLIN (level-triggered) under `key`.
+inline void watch(int ep, int fd, std::uint32_t key) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = key;
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) die("epoll_ctl");
+}
+
+/// One write(2) of all `n` bytes. The buffers never fill at these rates: a short write means the
+/// bench is wrong, not slow, and dies naming `what`.
+inline void write_all(int fd, const char* p, std::size_t n, const char* what) {
+    if (write(fd, p, n) != static_cast<ssize_t>(n)) die(what);
+}
+
+/// Bytes read from one connection that do not yet make a whole record.
+struct carry {
+    std::string bytes;
+
+    /// Appends `got` and calls on_record(record) for each whole record; keeps the rest.
+    template <class F>
+    void feed(std::string_view got, std::size_t record, F&& on_record) {
+        if (bytes.empty()) {
+            const std::size_t whole = got.size() - got.size() % record;
+            for (std::size_t i = 0; i < whole; i += record) on_record(got.data() + i);
+            bytes.assign(got.substr(whole));
+            return;
+        }
+        bytes.append(got);
+        const std::size_t whole = bytes.size() - bytes.size() % record;
+        for (std::size_t i = 0; i < whole; i += record) on_record(bytes.data() + i);
+        bytes.erase(0, whole);
+    }
+};
 
 }  // namespace moraine::bench

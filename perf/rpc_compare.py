@@ -4,6 +4,7 @@
   /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
         [--window 20] [--warmup 3] [--repeats 2] [--transports tcp,tls] [--routers moraine,glacier2]
         [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc] [--kernel-bench BIN_DIR/bench_kernel_relay]
+        [--setup-bench BIN_DIR/bench_kernel_setup]
         [--moraine-threads N]
 
 The load peers are real Ice 3.7 C++ programs (perf/rpc, built here with cmake into --rpc-build):
@@ -34,7 +35,11 @@ With --rate and tcp, each repeat also runs bench_kernel_relay (perf/bench_kernel
 --clients SESSIONS --rate RATE for the same warm-up and window: the kernel's own cost of a relay
 that does the least a router must per request (one read and one write each way, level-triggered
 epoll, no parsing), the floor under "router CPU per request" at this pace; the summary gives each
-router's distance to it ('' to skip).
+router's distance to it ('' to skip). Each tcp repeat also runs bench_kernel_setup (perf/
+bench_kernel_setup.cpp; --setup-bench, '' to skip) for SESSIONS sessions, 3 rounds: the kernel's own
+cost of rpc-load's set-up (accept and validate connection, createSession on all sessions at once,
+then getClientProxy, addProxies and one forwarded ice_ping session by session), the floor under
+"set-up CPU per session".
 Every process is stopped by PID (SIGTERM, SIGKILL after 5 s); every wait is bounded.
 Writes perf/out/rpc_compare-<time>.json (and logs in perf/out/rpc_compare-<time>/) and prints a table.
 """
@@ -389,6 +394,45 @@ def kernel_floor(a):
     return k
 
 
+def setup_floor(a):
+    """One bench_kernel_setup run for SESSIONS sessions (tcp only), the floor under set-up CPU per
+    session: its rounds' JSON lines; [] if skipped."""
+    if not a.setup_bench or "tcp" not in a.transport_list:
+        return []
+    if not os.access(a.setup_bench, os.X_OK):
+        log("no %s: build it (perf/README.md); skipping the set-up floor" % a.setup_bench)
+        return []
+    cmd = [a.setup_bench, "--sessions", str(a.sessions), "--rounds", "3", "--json"]
+    log("bench_kernel_setup --sessions %d --rounds 3" % a.sessions)
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        log("  bench_kernel_setup timed out")
+        return []
+    if out.returncode != 0:
+        log("  bench_kernel_setup failed: %s" % out.stderr.strip())
+        return []
+    rounds = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    log("  set-up floor %s us/session, %s syscalls/session" % (
+        spread([r["cpu_us_per_session"] for r in rounds], "%.1f"), spread([r["syscalls_per_session"] for r in rounds], "%.1f")))
+    return rounds
+
+
+def print_setup_floor(rounds, summary):
+    """The set-up floor's spread and each router's set-up CPU against it (medians; tcp)."""
+    if not rounds:
+        return
+    floor = [r["cpu_us_per_session"] for r in rounds]
+    print("\nset-up floor (bench_kernel_setup, %d round(s)): %s us/session (user %s + sys %s), %s syscalls/session" % (
+        len(rounds), spread(floor, "%.1f"), spread([r["user_us_per_session"] for r in rounds], "%.1f"),
+        spread([r["sys_us_per_session"] for r in rounds], "%.1f"), spread([r["syscalls_per_session"] for r in rounds], "%.1f")))
+    for s in summary:
+        if s["transport"] == "tcp" and s["setup_router_us_per_session"]:
+            v = med(s["setup_router_us_per_session"])
+            print("  %-10s %.0f us/session = floor %+.0f us (x%.2f of the floor)" % (s["router"], v, v - med(floor),
+                                                                                  v / med(floor)))
+
+
 def print_floor(kernel, summary):
     """The floor's spread and each router's distance to it (medians; tcp)."""
     if not kernel:
@@ -443,9 +487,13 @@ def main():
                     help="moraine-router --threads N (default: none given, i.e. one shard per usable CPU)")
     ap.add_argument("--kernel-bench", default=None,
                     help="bench_kernel_relay binary (default BIN_DIR/bench_kernel_relay; '' to skip)")
+    ap.add_argument("--setup-bench", default=None,
+                    help="bench_kernel_setup binary (default BIN_DIR/bench_kernel_setup; '' to skip)")
     a = ap.parse_args()
     if a.kernel_bench is None:
         a.kernel_bench = os.path.join(a.bin_dir, "bench_kernel_relay")
+    if a.setup_bench is None:
+        a.setup_bench = os.path.join(a.bin_dir, "bench_kernel_setup")
     a.transport_list = [t for t in a.transports.split(",") if t]
     kinds = [k for k in a.routers.split(",") if k]
     if any(t not in ("tcp", "tls") for t in a.transport_list) or any(k not in ("moraine", "glacier2") for k in kinds):
@@ -482,7 +530,7 @@ def main():
                               payload=a.payload, window_s=a.window, warmup_s=a.warmup, repeats=a.repeats,
                               transports=a.transport_list, routers=kinds,
                               router_cfg={t: open(c["router_cfg"]).read() for t, c in a.cfgs.items()}),
-                  runs=[], kernel=[])
+                  runs=[], kernel=[], setup_floor=[])
     t0 = time.monotonic()
 
     def measure():
@@ -490,6 +538,7 @@ def main():
             k = kernel_floor(a)
             if k:
                 result["kernel"].append(k)
+            result["setup_floor"].extend(dict(repeat=rep, **r) for r in setup_floor(a))
             for tr in a.transport_list:
                 for kind in kinds:
                     log("%s over %s, %d sessions, repeat %d" % (kind, tr, a.sessions, rep))
@@ -512,6 +561,7 @@ def main():
         print_runs(res["runs"])
         print_summary(res["summary"])
         print_floor(res["kernel"], res["summary"])
+        print_setup_floor(res["setup_floor"], res["summary"])
 
     return cc.run_and_report(result, t0, out_json, logdir, tmp, measure, add_summary, report)
 
