@@ -23,10 +23,7 @@ std::size_t delivery_state::max_outstanding() const noexcept { return max_outsta
 delivery_state::offer_result delivery_state::offer(event_ptr ev, clock::time_point now, const delivery_limits& lim) {
     expire(now, lim);
     if (state_ == state::dead) return offer_result::dead;
-    if (state_ == state::offline) {
-        if (now < retry_at_) return offer_result::discarded;
-        state_ = state::online;  // the discard interval is over: try again with this event
-    }
+    if (!resume_if_due(now)) return offer_result::discarded;
     offer_result result = offer_result::queued;
     if (lim.queue_size_max >= 0 && queue_.size() >= static_cast<std::size_t>(lim.queue_size_max)) {
         if (lim.policy == queue_policy::remove_subscriber) {
@@ -59,13 +56,16 @@ std::optional<delivery_state::send> delivery_state::next(clock::time_point now) 
 
 std::optional<std::uint64_t> delivery_state::offer_now(clock::time_point now, const delivery_limits& lim) {
     expire(now, lim);
-    if (!queue_.empty() || state_ == state::dead) return std::nullopt;
-    if (state_ == state::offline && now < retry_at_) return std::nullopt;
+    if (!queue_.empty() || !resume_if_due(now)) return std::nullopt;
     // A count limit of 0 makes every event overflow the queue: offer() applies the policy.
     if (lim.queue_size_max == 0) return std::nullopt;
     if (max_outstanding_ != 0 && outstanding_.size() >= max_outstanding_) return std::nullopt;
-    state_ = state::online;  // as offer(): a discard interval that is over ends here
     return take_slot(now);
+}
+
+bool delivery_state::resume_if_due(clock::time_point now) noexcept {
+    if (state_ == state::offline && now >= retry_at_) state_ = state::online;  // the discard interval is over
+    return state_ == state::online;
 }
 
 std::uint64_t delivery_state::take_slot(clock::time_point now) {

@@ -117,6 +117,9 @@ private:
     };
 
     void fail(delivery_outcome o, clock::time_point now, const delivery_limits& lim);
+    /// True if online at `now`; an offline subscriber whose discard interval is over comes back
+    /// online here (offer() and offer_now() alike). False while offline or dead.
+    bool resume_if_due(clock::time_point now) noexcept;
     /// Opens a window slot for an event sent now: its token (0 for an untracked oneway).
     std::uint64_t take_slot(clock::time_point now);
     void clear_queue() noexcept;
