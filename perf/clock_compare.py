@@ -74,7 +74,7 @@ import threading
 import time
 
 import tls_certs  # perf/tls_certs.py (this directory is on sys.path when run as a script)
-from perf_common import sched_ns, sha256  # perf/perf_common.py
+from perf_common import portable, sched_ns, sha256  # perf/perf_common.py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo", "clock"))
 from run_demo import rss_kib  # noqa: E402  (one /proc reader for the demo and the comparison)
@@ -123,7 +123,7 @@ def stop_on_sigterm():
 def save_json(result, path):
     """Writes the results so far (after each run too, so an interrupted run keeps them)."""
     with open(path, "w") as f:
-        json.dump(result, f, indent=1)
+        json.dump(portable(result), f, indent=1)
 
 
 def run_and_report(result, t0, out_json, logdir, tmp, measure, summarise, report):

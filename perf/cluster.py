@@ -81,7 +81,7 @@ import threading
 import time
 import urllib.request
 
-from perf_common import sched_ns, sha256  # perf/perf_common.py (this directory is on sys.path when run as a script)
+from perf_common import portable, sched_ns, sha256  # perf/perf_common.py (this directory is on sys.path when run as a script)
 
 PERF = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PERF)
@@ -1410,7 +1410,7 @@ def main():
         report(res, a)
         if a.json:
             with open(a.json, "w") as f:
-                json.dump(res, f, indent=1)
+                json.dump(portable(res), f, indent=1)
             print("\nJSON: %s" % a.json)
         if rc not in (0, 130):
             run.print_logs()

@@ -45,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
 import ports  # noqa: E402  (tests/interop/ports.py: listening ports outside the ephemeral range)
-from perf_common import sched_ns, status_kib, stop, wait_listening, write_router_config  # noqa: E402
+from perf_common import portable, sched_ns, status_kib, stop, wait_listening, write_router_config  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -213,7 +213,7 @@ def main():
                     r["repeat"] = rep
                     runs.append(r)
                     if out:
-                        out.write(json.dumps(r) + "\n")
+                        out.write(json.dumps(portable(r)) + "\n")
                         out.flush()
                     print("%-50s %5d x %4d/s = %7d ev/s: delivered %8d of %8d, lost %d, p50/p99 %.1f/%.1f ms, "
                           "router %.2f us/event, subscriber %.2f us/event, publisher %.2f s CPU%s"
@@ -235,7 +235,7 @@ def main():
                           spread([r["subscriber_cpu_us_per_event"] for r in rs], "%.2f"),
                           sum(r["keeps_up"] for r in rs), len(rs)))
     with open(os.path.join(tmp, "runs.json"), "w") as f:
-        json.dump(runs, f, indent=1)
+        json.dump(portable(runs), f, indent=1)
     if out:
         out.close()
 

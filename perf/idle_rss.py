@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.append(os.path.join(REPO, "tests", "interop"))
 import ice_wire  # noqa: E402  (tests/interop/ice_wire.py: hand-encoded Ice messages)
-from perf_common import status_kib, stop, wait_listening, write_router_config  # noqa: E402
+from perf_common import portable, status_kib, stop, wait_listening, write_router_config  # noqa: E402
 
 HOST = "127.0.0.1"
 VALIDATE = ice_wire.VALIDATE  # also the router's heartbeat
@@ -210,7 +210,7 @@ def main():
             spread([r["anon_bytes_per_session"] for r in rs], "%.0f"), spread([r["rss_before_kib"] for r in rs], "%d")))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(runs, f, indent=1)
+            json.dump(portable(runs), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -86,3 +86,21 @@ def stop(proc):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def portable(value):
+    """A copy of a result with no machine paths: paths inside the checkout become relative to
+    its root, temporary ones start with $TMPDIR (committed results name no machine's folders)."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if value == REPO_ROOT or value.startswith(REPO_ROOT + "/"):
+            return os.path.relpath(value, REPO_ROOT)
+        import re
+        return re.sub(r"^/(tmp|var/tmp)(?=/)", "$TMPDIR", value)
+    return value

@@ -55,7 +55,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
             (void)root.take(key);  // the router's sections: not ours to read here
     }
     c.runtime = net::read_runtime_config(root, path.parent_path());
-    c.topics = icestorm::read_topics_config(root, path.parent_path());
+    c.topics = icestorm_bridge::read_topics_config(root, path.parent_path());
     root.finish();
     require_served_endpoints(c, nullptr);
     warn_indirect_without_locator(c);
@@ -84,7 +84,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     net::property_file p(c.source, std::move(merged));
     c.router = router::read_config(p, c.warnings);
     c.runtime = net::read_runtime_config(p, c.warnings);
-    c.topics = icestorm::read_topics_config(p, c.warnings);
+    c.topics = icestorm_bridge::read_topics_config(p, c.warnings);
     require_served_endpoints(c, &p);
     warn_indirect_without_locator(c);
     return c;

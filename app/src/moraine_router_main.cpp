@@ -3,7 +3,7 @@
 // topic service, which reaches the router's sessions through net::session_directory.
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
@@ -158,13 +158,13 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<net::shard_set> shards;
     std::unique_ptr<router::session_router> glacier2;
-    std::unique_ptr<icestorm::topic_service> topics;
+    std::unique_ptr<icestorm_bridge::topic_service> topics;
     std::unique_ptr<net::metrics_server> metrics;
     try {
         shards = std::make_unique<net::shard_set>(std::make_shared<const net::runtime_config>(cfg.runtime));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
-        if (cfg.topics.enabled) topics = std::make_unique<icestorm::topic_service>(*shards, cfg.topics, glacier2.get());
+        if (cfg.topics.enabled) topics = std::make_unique<icestorm_bridge::topic_service>(*shards, cfg.topics, glacier2.get());
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
         shards->start();
     } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 // moraine-topics: the IceStorm-compatible topic service on its own, without the router.
 #include <moraine/app/app_config.hpp>
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     net::block_stop_signals();
     try {
         net::shard_set shards(std::make_shared<const net::runtime_config>(cfg.runtime));
-        icestorm::topic_service topics(shards, cfg.topics, nullptr);
+        icestorm_bridge::topic_service topics(shards, cfg.topics, nullptr);
         std::unique_ptr<net::metrics_server> metrics;
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(shards, cfg.runtime.metrics);
         shards.start();

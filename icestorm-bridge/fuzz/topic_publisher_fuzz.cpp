@@ -1,6 +1,6 @@
 // libFuzzer target: a connection of the topic service (on the Publish endpoint, or on the
 // TopicManager endpoint) fed the input as a byte stream, chunk by chunk, through its own read
-// loop, over a socketpair whose other end is drained and checked (router/net/fuzz/
+// loop, over a socketpair whose other end is drained and checked (net/fuzz/
 // connection_harness.hpp describes the input layout and the harness). Byte 0 selects the mode:
 //   bit 0  the connection is on the Publish endpoint (else on the TopicManager endpoint)
 //   bit 1  topic "clock" exists with four subscribers: two servants of a router session
@@ -17,11 +17,11 @@
 // network). After the input everything is closed and the shards run dry; the connection must
 // then be freed. Build and run: scripts/fuzz [SECONDS]. By hand: build-fuzz/bin/topic_publisher_fuzz
 // -max_len=65536 NEW_DIR icestorm-bridge/fuzz/corpus (new inputs go to the first directory);
-// router/net/fuzz/make_corpus.py writes the seeds.
+// net/fuzz/make_corpus.py writes the seeds.
 #include "connection_harness.hpp"
 
-#include <moraine/icestorm/topic_connection.hpp>
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_connection.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/session_directory.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -108,8 +108,8 @@ std::shared_ptr<const net::runtime_config> runtime() {
     return rt;
 }
 
-icestorm::topics_config topics_cfg() {
-    icestorm::topics_config c;
+icestorm_bridge::topics_config topics_cfg() {
+    icestorm_bridge::topics_config c;
     c.enabled = true;
     // Nothing is bound: the published endpoints only go into the proxies the service returns.
     c.topic_manager_published_endpoints = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 10000");
@@ -128,18 +128,18 @@ protocol::byte_buffer encaps(auto&& write) {
 
 /// Serves `message` (a whole request to the TopicManager or a topic) on the catalog, as if it
 /// came in on a TopicManager connection that went away: the reply is dropped.
-void catalog_call(icestorm::topic_service& svc, protocol::byte_buffer message) {
+void catalog_call(icestorm_bridge::topic_service& svc, protocol::byte_buffer message) {
     svc.shards().invoke_on(0, [&svc, message = std::move(message)](net::shard&) mutable {
         svc.cat().dispatch(std::move(message), net::callback_route{0, {}, 1});
     });
 }
 
-void create_topic(icestorm::topic_service& svc) {
+void create_topic(icestorm_bridge::topic_service& svc) {
     const auto params = encaps([](protocol::output_stream& os) { os.write_string(topic_name); });
     catalog_call(svc, fz::request_message(1, {"TopicManager", "IceStorm"}, "create", params));
 }
 
-void subscribe(icestorm::topic_service& svc, std::string_view proxy,
+void subscribe(icestorm_bridge::topic_service& svc, std::string_view proxy,
                std::vector<std::pair<std::string, std::string>> qos) {
     const auto params = encaps([&](protocol::output_stream& os) {
         os.write_size(static_cast<std::int32_t>(qos.size()));
@@ -155,8 +155,8 @@ void subscribe(icestorm::topic_service& svc, std::string_view proxy,
 
 /// Links "clock" to another IceStorm's "clock-b" on every shard, as catalog::link does once the
 /// linked topic has answered (here nothing answers: its host never resolves).
-void link_topic(icestorm::topic_service& svc) {
-    icestorm::link_info l;
+void link_topic(icestorm_bridge::topic_service& svc) {
+    icestorm_bridge::link_info l;
     l.topic = *protocol::proxy_from_string("IceStorm/topic.clock-b:tcp -h other.fuzz -p 10000");
     l.name = "clock-b";
     l.cost = 5;
@@ -184,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         stand_in_router router;
         router.forward_context = mode & mode_forward_context;
         router.sink = std::make_shared<session_sink>(set.at(0));
-        icestorm::topic_service svc(set, topics_cfg(), &router);  // fresh: no topic survives an input
+        icestorm_bridge::topic_service svc(set, topics_cfg(), &router);  // fresh: no topic survives an input
 
         if (mode & (mode_subscribers | mode_topic | mode_linked)) {
             create_topic(svc);
@@ -209,7 +209,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
         auto& home = set.at(mode & mode_shard_1 ? 1 : 0);
         fz::peer peer(home, mode & mode_stalled);
-        auto conn = std::make_shared<icestorm::topic_connection>(home, peer.take_transport(), svc,
+        auto conn = std::make_shared<icestorm_bridge::topic_connection>(home, peer.take_transport(), svc,
                                                                  mode & mode_publish_side);
         conn->start();
         fz::settle(set, &peer);
@@ -220,7 +220,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         conn->close(net::close_reason::shutdown, "end of the fuzz input");
         router.sink->close(net::close_reason::shutdown, "end of the fuzz input");
         fz::finish(set, &peer);
-        std::weak_ptr<icestorm::topic_connection> weak = conn;
+        std::weak_ptr<icestorm_bridge::topic_connection> weak = conn;
         conn.reset();
         fz::check(weak.expired(), "a closed topic connection outlived its input (a reference cycle or a lost handler)");
         std::weak_ptr<session_sink> weak_sink = router.sink;

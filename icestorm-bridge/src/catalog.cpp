@@ -1,6 +1,6 @@
-#include <moraine/icestorm/catalog.hpp>
+#include <moraine/icestorm_bridge/catalog.hpp>
 
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -13,7 +13,7 @@
 
 #include <array>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -408,4 +408,4 @@ void catalog::destroy(call& k, const std::string& name) {
             });
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

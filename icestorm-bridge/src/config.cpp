@@ -1,9 +1,9 @@
 // Reading the topic service's keys (see config.hpp).
-#include <moraine/icestorm/config.hpp>
+#include <moraine/icestorm_bridge/config.hpp>
 
 #include "config_keys.hpp"
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -150,4 +150,4 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     return t;
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-namespace moraine::icestorm::detail {
+namespace moraine::icestorm_bridge::detail {
 namespace {
 
 constexpr std::string_view prefix = "IceStorm.";
@@ -75,4 +75,4 @@ void check_icestorm_keys(const net::property_file& p, std::vector<std::string>& 
     }
 }
 
-}  // namespace moraine::icestorm::detail
+}  // namespace moraine::icestorm_bridge::detail

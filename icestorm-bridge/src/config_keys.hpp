@@ -1,12 +1,12 @@
 #pragma once
 // What the topic service does with each documented IceStorm 3.7 key of a property file
-// (docs/properties.md). Private to moraine::icestorm (config.cpp).
+// (docs/properties.md). Private to moraine::icestorm_bridge (config.cpp).
 #include <moraine/net/property_file.hpp>
 
 #include <string>
 #include <vector>
 
-namespace moraine::icestorm::detail {
+namespace moraine::icestorm_bridge::detail {
 
 /** Checks every `IceStorm.*` key of `p`: replication keys (NodeId, Nodes.*, Node.*,
     Replicated*Endpoints) stop start-up, as Moraine has no replicated topic service; documented
@@ -15,4 +15,4 @@ namespace moraine::icestorm::detail {
     @throws net::config_error for a refused key. */
 void check_icestorm_keys(const net::property_file& p, std::vector<std::string>& warnings);
 
-}  // namespace moraine::icestorm::detail
+}  // namespace moraine::icestorm_bridge::detail

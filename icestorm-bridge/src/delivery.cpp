@@ -1,9 +1,9 @@
 // One subscriber's delivery state machine (see delivery.hpp; docs/icestorm.md §3).
-#include <moraine/icestorm/delivery.hpp>
+#include <moraine/icestorm_bridge/delivery.hpp>
 
 #include <algorithm>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -120,4 +120,4 @@ void delivery_state::clear_queue() noexcept {
     queue_bytes_ = 0;
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,4 +1,4 @@
-#include <moraine/icestorm/event.hpp>
+#include <moraine/icestorm_bridge/event.hpp>
 
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cstring>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -87,4 +87,4 @@ protocol::byte_buffer encode_target(const protocol::identity& id, std::string_vi
     return os.take();
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,8 +1,8 @@
-#include <moraine/icestorm/link_backoff.hpp>
+#include <moraine/icestorm_bridge/link_backoff.hpp>
 
 #include <algorithm>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 bool link_backoff::admit(clock::time_point now) noexcept {
     if (!down_) return true;
@@ -40,4 +40,4 @@ std::uint64_t link_backoff::succeeded() noexcept {
     return lost;
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

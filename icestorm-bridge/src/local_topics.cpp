@@ -1,14 +1,14 @@
-#include <moraine/icestorm/local_topics.hpp>
+#include <moraine/icestorm_bridge/local_topics.hpp>
 
-#include <moraine/icestorm/catalog.hpp>
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/catalog.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
 #include <algorithm>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 /// How many subscribers ahead deliver() prefetches: far enough for a miss to be served before
@@ -228,4 +228,4 @@ void local_topics::reap() {
     }
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,8 +1,8 @@
-#include <moraine/icestorm/qos.hpp>
+#include <moraine/icestorm_bridge/qos.hpp>
 
 #include <charconv>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -37,4 +37,4 @@ std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string
     return q;
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,11 +1,11 @@
-#include <moraine/icestorm/topic_connection.hpp>
+#include <moraine/icestorm_bridge/topic_connection.hpp>
 
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/protocol/request.hpp>
 
 #include <spdlog/spdlog.h>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 topic_connection::topic_connection(net::shard& home, net::transport socket, topic_service& svc,
                                    bool publish_side)
@@ -36,4 +36,4 @@ bool topic_connection::on_frame(const protocol::frame_view& frame) {
 
 void topic_connection::on_closed(std::string_view why) { spdlog::debug("topic connection closed: {}", why); }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

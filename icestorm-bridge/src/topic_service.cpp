@@ -1,7 +1,7 @@
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 
-#include <moraine/icestorm/topic_connection.hpp>
-#include <moraine/icestorm/upstream_link.hpp>
+#include <moraine/icestorm_bridge/topic_connection.hpp>
+#include <moraine/icestorm_bridge/upstream_link.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -19,7 +19,7 @@
 #include <array>
 #include <atomic>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -77,7 +77,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
             if (first) s.add(topics, static_cast<double>(local->topics().size()));  // every shard knows them all
         });
     }
-    catalog_ = std::make_unique<icestorm::catalog>(*this);
+    catalog_ = std::make_unique<icestorm_bridge::catalog>(*this);
     const auto& c = cfg_;
     if (!c.transient) open_store();
     auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
@@ -317,4 +317,4 @@ bool topic_service::forward_linked(topic_connection& c, const std::string& topic
     return true;
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,5 +1,5 @@
 // The topic database (topic_store.hpp): SQLite, one writer thread, completions posted home.
-#include <moraine/icestorm/topic_store.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
 
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <variant>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -269,4 +269,4 @@ std::string topic_store::apply(const std::vector<write_op>& ops) {
     return {};
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,8 +1,8 @@
 // Keeping topics linked from an upstream IceStorm (see upstream_link.hpp).
-#include <moraine/icestorm/upstream_link.hpp>
+#include <moraine/icestorm_bridge/upstream_link.hpp>
 
-#include <moraine/icestorm/catalog.hpp>
-#include <moraine/icestorm/topic_service.hpp>
+#include <moraine/icestorm_bridge/catalog.hpp>
+#include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/protocol/output_stream.hpp>
@@ -11,7 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace moraine::icestorm {
+namespace moraine::icestorm_bridge {
 
 namespace {
 
@@ -144,4 +144,4 @@ void upstream_link::failed(const std::string& topic, std::string why) {
     s.last_failure = std::move(why);
 }
 
-}  // namespace moraine::icestorm
+}  // namespace moraine::icestorm_bridge

@@ -1,26 +1,26 @@
 // The delivery keys of the topic service: IceStorm.Send.* / IceStorm.Discard.Interval and the YAML names.
-#include <moraine/icestorm/config.hpp>
+#include <moraine/icestorm_bridge/config.hpp>
 #include <moraine/net/config_error.hpp>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 using namespace moraine;
-using icestorm::queue_policy;
+using icestorm_bridge::queue_policy;
 
 namespace {
 
-icestorm::topics_config from_properties(const std::string& text) {
+icestorm_bridge::topics_config from_properties(const std::string& text) {
     std::vector<std::string> warnings;
     net::property_file p("test.cfg", net::parse_properties(text, "test.cfg", warnings));
-    return icestorm::read_topics_config(p, warnings);
+    return icestorm_bridge::read_topics_config(p, warnings);
 }
 
-icestorm::topics_config from_yaml(const std::string& text) {
+icestorm_bridge::topics_config from_yaml(const std::string& text) {
     const YAML::Node node = YAML::Load(text);
     static const std::string file = "test.yaml";  // yaml_section keeps a reference to it
     net::yaml_section root(node, "", file);
-    return icestorm::read_topics_config(root);
+    return icestorm_bridge::read_topics_config(root);
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ TEST(delivery_config, property_file_keys) {
     EXPECT_EQ(t.discard_interval_s, 3);
     EXPECT_EQ(t.send_queue_size_max, 100);
     EXPECT_EQ(t.send_queue_policy, queue_policy::drop_events);
-    const auto lim = icestorm::delivery_limits_of(t);
+    const auto lim = icestorm_bridge::delivery_limits_of(t);
     EXPECT_EQ(lim.queue_size_max, 100);
     EXPECT_EQ(lim.policy, queue_policy::drop_events);
     EXPECT_EQ(lim.send_timeout_ms, 2500);

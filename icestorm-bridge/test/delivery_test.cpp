@@ -1,5 +1,5 @@
 // The per-subscriber delivery state machine (delivery.hpp; docs/icestorm.md §3), without sockets.
-#include <moraine/icestorm/delivery.hpp>
+#include <moraine/icestorm_bridge/delivery.hpp>
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-using namespace moraine::icestorm;
+using namespace moraine::icestorm_bridge;
 using namespace std::chrono_literals;
 using offer_result = delivery_state::offer_result;
 

@@ -1,4 +1,4 @@
-#include <moraine/icestorm/event.hpp>
+#include <moraine/icestorm_bridge/event.hpp>
 
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/output_stream.hpp>
@@ -38,13 +38,13 @@ TEST(event, frame_for_a_subscriber_keeps_operation_mode_params_and_optionally_th
     const auto message = publish_request();
     auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
     ASSERT_TRUE(r);
-    auto ev = icestorm::make_event("clock", *r);
+    auto ev = icestorm_bridge::make_event("clock", *r);
     EXPECT_EQ(ev->cost, 3);
     const protocol::identity subscriber{"clock-oneway", "!U*en}CTFygZy\\P65tQZ"};
-    const auto target = icestorm::encode_target(subscriber, "");
+    const auto target = icestorm_bridge::encode_target(subscriber, "");
 
     for (bool with_context : {true, false}) {
-        const auto bytes = joined(icestorm::frame_for(*ev, target, with_context));
+        const auto bytes = joined(icestorm_bridge::frame_for(*ev, target, with_context));
         boost::system::error_code ec;
         auto frame = protocol::parse_frame(bytes, protocol::limits{}, ec);
         ASSERT_TRUE(frame) << ec.message();
@@ -62,10 +62,10 @@ TEST(event, frame_for_a_subscriber_keeps_operation_mode_params_and_optionally_th
 }
 
 TEST(event, large_params_are_one_buffer_shared_by_every_frame) {
-    const protocol::byte_buffer params(icestorm::inline_params_max + 1, std::byte{7});
-    auto ev = icestorm::make_event("clock", "tick", 0, params, {}, 0);
-    auto a = icestorm::frame_for(*ev, icestorm::encode_target({"a", "c1"}, ""), false);
-    auto b = icestorm::frame_for(*ev, icestorm::encode_target({"b", "c2"}, "facet"), false);
+    const protocol::byte_buffer params(icestorm_bridge::inline_params_max + 1, std::byte{7});
+    auto ev = icestorm_bridge::make_event("clock", "tick", 0, params, {}, 0);
+    auto a = icestorm_bridge::frame_for(*ev, icestorm_bridge::encode_target({"a", "c1"}, ""), false);
+    auto b = icestorm_bridge::frame_for(*ev, icestorm_bridge::encode_target({"b", "c2"}, "facet"), false);
     ASSERT_TRUE(a.tail);
     EXPECT_EQ(a.tail.get(), b.tail.get());
     EXPECT_NE(a.head, b.head);
@@ -73,11 +73,11 @@ TEST(event, large_params_are_one_buffer_shared_by_every_frame) {
 }
 
 TEST(event, small_params_are_copied_into_each_frame_head) {
-    for (std::size_t n : {std::size_t{6}, icestorm::inline_params_max}) {
+    for (std::size_t n : {std::size_t{6}, icestorm_bridge::inline_params_max}) {
         const protocol::byte_buffer params(n, std::byte{7});
-        auto ev = icestorm::make_event("clock", "tick", 0, params, {}, 0);
-        const auto target = icestorm::encode_target({"a", "c1"}, "");
-        auto f = icestorm::frame_for(*ev, target, false);
+        auto ev = icestorm_bridge::make_event("clock", "tick", 0, params, {}, 0);
+        const auto target = icestorm_bridge::encode_target({"a", "c1"}, "");
+        auto f = icestorm_bridge::frame_for(*ev, target, false);
         EXPECT_FALSE(f.tail);  // no shared buffer, so no reference count touched per delivery
         ASSERT_GE(f.head.size(), n);
         EXPECT_TRUE(std::equal(f.head.end() - static_cast<std::ptrdiff_t>(n), f.head.end(), params.begin()));
@@ -90,8 +90,8 @@ TEST(event, small_params_are_copied_into_each_frame_head) {
 
 TEST(event, cost_is_zero_when_absent_or_not_a_number) {
     protocol::context_view none;
-    EXPECT_EQ(icestorm::event_cost(none), 0);
+    EXPECT_EQ(icestorm_bridge::event_cost(none), 0);
     protocol::context_view junk;
     junk.entries.emplace_back("cost", "lots");
-    EXPECT_EQ(icestorm::event_cost(junk), 0);
+    EXPECT_EQ(icestorm_bridge::event_cost(junk), 0);
 }

@@ -1,8 +1,8 @@
-#include <moraine/icestorm/link_backoff.hpp>
+#include <moraine/icestorm_bridge/link_backoff.hpp>
 
 #include <gtest/gtest.h>
 
-using namespace moraine::icestorm;
+using namespace moraine::icestorm_bridge;
 using namespace std::chrono_literals;
 
 namespace {

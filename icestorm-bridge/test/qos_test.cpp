@@ -1,9 +1,9 @@
-#include <moraine/icestorm/qos.hpp>
+#include <moraine/icestorm_bridge/qos.hpp>
 
 #include <gtest/gtest.h>
 
-using moraine::icestorm::parse_qos;
-using moraine::icestorm::qos;
+using moraine::icestorm_bridge::parse_qos;
+using moraine::icestorm_bridge::qos;
 
 TEST(qos, defaults_and_valid_settings) {
     auto q = parse_qos({}, false);

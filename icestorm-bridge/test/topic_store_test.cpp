@@ -1,6 +1,6 @@
 // The topic database (topic_store.hpp): what is written is read back by the next process, in the
 // order written; bad directories and a second user are refused at start-up.
-#include <moraine/icestorm/topic_store.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 using namespace moraine;
-using namespace moraine::icestorm;
+using namespace moraine::icestorm_bridge;
 namespace fs = std::filesystem;
 
 namespace {

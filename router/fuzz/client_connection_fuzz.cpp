@@ -1,6 +1,6 @@
 // libFuzzer target: a Glacier2 client connection fed the input as a byte stream, chunk by chunk,
 // through its own read loop (ice_connection::read_loop -> on_bytes -> parse, dispatch), over a
-// socketpair whose other end is drained and checked (router/net/fuzz/connection_harness.hpp
+// socketpair whose other end is drained and checked (net/fuzz/connection_harness.hpp
 // describes the input layout and the harness). Byte 0 selects the mode:
 //   bit 0  a session exists first (createSession fed before the input; allow-all auth)
 //   bit 1  ... and its routing table holds two proxies (addProxies fed before the input)
@@ -12,7 +12,7 @@
 // thread; back ends never resolve (no network). After the input the connection is closed and
 // the shard run dry; the connection must then be freed and its session unregistered.
 // Build and run: scripts/fuzz [SECONDS]. By hand: build-fuzz/bin/client_connection_fuzz -max_len=65536 NEW_DIR
-// router/fuzz/corpus (libFuzzer adds new inputs to the first directory); router/net/fuzz/make_corpus.py
+// router/fuzz/corpus (libFuzzer adds new inputs to the first directory); net/fuzz/make_corpus.py
 // writes the seeds.
 #include "connection_harness.hpp"
 

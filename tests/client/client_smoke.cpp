@@ -160,7 +160,7 @@ asio::awaitable<void> check_twoway(const fixture& f, client::session_client& s) 
 
 asio::awaitable<void> check_user_exception(const fixture& f, client::session_client& s) {
     // A named call, not a braced temporary inside co_await: g++ 12 relocates such temporaries
-    // bitwise into the coroutine frame, which breaks std::string (see session/client/README.md).
+    // bitwise into the coroutine frame, which breaks std::string (see client/README.md).
     client::call fail_call{f.hello, "fail", client::encode_string_params("kaboom")};
     auto r = co_await s.async_invoke(std::move(fail_call), asio::use_awaitable);
     expect(r.error.code == errc::user_exception, "fail", "got " + r.error.message());

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A client that pipelines requests and never reads its replies must not grow the router's
-memory without bound, nor slow down another client (isolation, style.md §6).
+memory without bound, nor slow down another client (isolation, docs/style.md §6).
 
   slow_reader.py --router moraine --moraine-bin build/bin/moraine-router [--seconds 8]
   slow_reader.py --router glacier2 --report-only     (the same flood against glacier2router)

@@ -1,7 +1,7 @@
 #pragma once
 // The whole configuration of an executable: the runtime's, the router's and the topic service's
 // parts of one file, each read by its owner.
-#include <moraine/icestorm/config.hpp>
+#include <moraine/icestorm_bridge/config.hpp>
 #include <moraine/net/runtime_config.hpp>
 #include <moraine/router/config.hpp>
 
@@ -16,7 +16,7 @@ struct app_config {
     std::string source;             ///< the file it came from, for messages
     net::runtime_config runtime;    ///< threads, limits (net::read_runtime_config)
     router::config router;          ///< Glacier2.* / client, server, session, auth, filters
-    icestorm::topics_config topics; ///< IceStorm.* / topics
+    icestorm_bridge::topics_config topics; ///< IceStorm.* / topics
     std::vector<std::string> warnings;  ///< unknown Glacier2.* keys etc., printed at start
 };
 

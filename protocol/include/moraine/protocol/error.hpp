@@ -1,5 +1,5 @@
 #pragma once
-// Protocol errors as boost::system error codes (style.md §8).
+// Protocol errors as boost::system error codes (docs/style.md §8).
 #include <boost/system/error_code.hpp>
 #include <type_traits>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Finding whole messages in a byte stream (sans-I/O; style.md §5).
+// Finding whole messages in a byte stream (sans-I/O; docs/style.md §5).
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/protocol/header.hpp>
 

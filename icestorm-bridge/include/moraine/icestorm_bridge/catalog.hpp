@@ -1,0 +1,82 @@
+#pragma once
+// The topic catalog: TopicManager and Topic objects (docs/icestorm.md §1-3, §6). Lives on shard 0.
+#include <moraine/icestorm_bridge/local_topics.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
+#include <moraine/protocol/bytes.hpp>
+#include <moraine/protocol/identity.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/net/callback_route.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace moraine::icestorm_bridge {
+
+class topic_service;
+
+/// Topics, their subscribers (which shard delivers to each) and their links. Touched only on
+/// shard 0's thread; every change that matters to delivery is sent to the shards as a message.
+/// With a topic database (topic_service::store), a change is answered once it is stored.
+class catalog {
+public:
+    explicit catalog(topic_service& svc) : svc_(svc) {}
+
+    /** Serves one request to `<instance>/TopicManager` or `<instance>/topic.<name>`: `message` is
+        the whole request (owned), the reply goes back along `route` (twoway only).
+        TopicManager: create, retrieve, retrieveAll, getSliceChecksums.
+        Topic: getName, getPublisher, getNonReplicatedPublisher, subscribeAndGetPublisher,
+        unsubscribe, link, unlink, getLinkInfoSeq, getSubscribers, destroy, getLinkProxy. */
+    void dispatch(protocol::byte_buffer message, net::callback_route route);
+
+    /// A delivery shard removed a failed subscriber: forget it.
+    void forget(const std::string& topic, const std::string& key);
+
+    /// Removes the link from `name` to `linked` after its TopicLink answered ObjectNotExist
+    /// (IceStorm's rule for a link whose topic is gone). Shard 0.
+    void drop_link(const std::string& name, const std::string& linked);
+
+    /// Creates `name` if absent (configured topics, upstream links); `done` runs once every shard knows it.
+    void ensure_topic(const std::string& name, std::function<void()> done);
+
+    /** Rebuilds topics, subscribers and links read from the topic database. Call once, before
+        the shards run: every shard's local_topics is filled directly. A subscriber whose stored
+        QoS no longer parses is skipped with a warning. */
+    void restore(stored_catalog stored);
+
+private:
+    struct subscription {
+        protocol::identity id;
+        unsigned shard = 0;
+    };
+    struct topic {
+        std::map<std::string, subscription> subscribers;  // key: stringified identity
+        std::vector<link_info> links;
+    };
+    struct call;
+    using write_fn = std::function<void(topic_store&, topic_store::done_fn)>;
+
+    /// Runs `write` on the topic database, then `then` on shard 0 with its outcome (empty: stored).
+    /// Transient (no database): `then` runs at once with an empty outcome.
+    void persist(write_fn write, topic_store::done_fn then);
+    /// The subscriber `proxy` (not nil) with QoS `entries` stands for, or the BadQoS reason.
+    std::variant<subscriber, std::string> make_subscriber(protocol::proxy proxy,
+                                                          const std::vector<std::pair<std::string, std::string>>& entries) const;
+
+    void manager_op(call& k);
+    void topic_op(call& k, const std::string& name);
+    void create(call& k, const std::string& name);
+    void subscribe(call& k, const std::string& name);
+    void unsubscribe(call& k, const std::string& name);
+    void link(call& k, const std::string& name);
+    void unlink(call& k, const std::string& name);
+    void destroy(call& k, const std::string& name);
+    void broadcast_links(const std::string& name);
+
+    topic_service& svc_;
+    std::map<std::string, topic> topics_;
+};
+
+}  // namespace moraine::icestorm_bridge

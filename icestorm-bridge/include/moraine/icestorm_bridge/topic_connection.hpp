@@ -1,0 +1,27 @@
+#pragma once
+// A connection accepted on a TopicManager or Publish endpoint.
+#include <moraine/net/ice_connection.hpp>
+
+namespace moraine::icestorm_bridge {
+
+class topic_service;
+
+/// A peer (publisher, subscriber's manager calls, linked IceStorm, or the router's own back-end
+/// connection carrying a session's requests) talking to the topic service.
+class topic_connection final : public net::ice_connection {
+public:
+    topic_connection(net::shard& home, net::transport socket, topic_service& svc, bool publish_side);
+    ~topic_connection() override;
+
+    /// Sends validate connection and starts the loops.
+    void start();
+
+private:
+    bool on_frame(const protocol::frame_view& frame) override;
+    void on_closed(std::string_view why) override;
+
+    topic_service& svc_;
+    bool publish_side_;
+};
+
+}  // namespace moraine::icestorm_bridge

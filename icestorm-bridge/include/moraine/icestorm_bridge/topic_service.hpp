@@ -1,0 +1,99 @@
+#pragma once
+// The embedded IceStorm-compatible topic service: endpoints, objects, and the fan-out across shards.
+#include <moraine/icestorm_bridge/catalog.hpp>
+#include <moraine/icestorm_bridge/event.hpp>
+#include <moraine/icestorm_bridge/local_topics.hpp>
+#include <moraine/protocol/proxy.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/icestorm_bridge/config.hpp>
+#include <moraine/net/session_directory.hpp>
+
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace moraine::net {
+class shard_set;
+class shard;
+}  // namespace moraine::net
+
+namespace moraine::icestorm_bridge {
+
+class topic_connection;
+
+/** Serves `<instance>/TopicManager` and the topic objects on the TopicManager endpoints, and the
+    publisher / link objects on the Publish endpoints (docs/icestorm.md), on every shard.
+    A publish is posted once to each shard, which writes it to its own subscribers. */
+class upstream_link;
+
+class topic_service {
+public:
+    /** Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
+        Unless `cfg.transient`, opens the topic database in `cfg.store_dir` and restores its
+        topics, subscribers and links (@throws store_error when it cannot be opened or read).
+        `sessions` (may be null: no router beside it) is how subscribers that are servants in a
+        router's sessions are reached. With `topics.upstream`, the links from the upstream IceStorm
+        are made from shard 0 once the shards run (upstream_link). @throws boost::system::system_error if an endpoint cannot be bound. */
+    topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions);
+    ~topic_service();
+
+    const topics_config& cfg() const noexcept { return cfg_; }
+    /// The router whose sessions hold subscribers, or null.
+    net::session_directory* sessions() const noexcept { return sessions_; }
+    net::shard_set& shards() noexcept { return shards_; }
+    /// The shard's own state: use only on that shard's thread.
+    local_topics& local(unsigned shard) noexcept { return *locals_[shard]; }
+    /// The catalog: use only on shard 0's thread.
+    icestorm_bridge::catalog& cat() noexcept { return *catalog_; }
+    /// The topic database, or null when transient (topics_config::transient).
+    topic_store* store() noexcept { return store_.get(); }
+
+    protocol::proxy topic_proxy(std::string_view name) const;                 ///< <inst>/topic.<name> @ TopicManager endpoints
+    protocol::proxy publisher_proxy(std::string_view name) const;             ///< <inst>/<name>.publish @ Publish endpoints
+    protocol::proxy link_proxy(std::string_view name) const;                  ///< <inst>/<name>.link @ Publish endpoints
+    protocol::proxy subscriber_publisher_proxy(std::string_view topic, const protocol::identity& sub) const;
+
+    /// True if `p` designates a servant in a session of this router: its endpoints are the
+    /// router's server endpoints, so events go straight onto the session's client connection.
+    bool is_session_subscriber(const protocol::proxy& p) const;
+    /// The shard that delivers to `s`: its session's shard, else one picked by identity.
+    unsigned delivery_shard(const subscriber& s) const;
+
+    /// Publishes `ev` from shard `from`: one message per shard, and over the topic's links.
+    void publish(unsigned from, event_ptr ev);
+
+    /// Runs `fn` on every shard's local_topics, then `then` on shard 0 once all have.
+    void broadcast(std::function<void(local_topics&)> fn, std::function<void()> then);
+
+    /// Serves one request that arrived on a TopicManager (`publish_side` false) or Publish endpoint.
+    void dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side);
+
+private:
+    /// Opens cfg_.store_dir's topic database and restores the catalog from it.
+    void open_store();
+    void dispatch_publish(topic_connection& c, const protocol::request_view& r);
+    /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
+    void dispatch_finder(topic_connection& c, const protocol::request_view& r);
+    bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
+    /// Forwards `ev` to each link of its topic (TopicLink::forward), except links in an outage
+    /// whose next probe is not due (link_backoff: the event is counted as lost).
+    void forward_over_links(net::shard& sh, const event& ev);
+    /// A forward's outcome on shard `sh`: no reply starts or prolongs an outage; any reply ends
+    /// it; ObjectNotExist also removes the link, as IceStorm does.
+    void on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
+                           const protocol::reply_view* r, std::string_view failure);
+
+    net::shard_set& shards_;
+    topics_config cfg_;
+    net::session_directory* sessions_;
+    std::vector<protocol::endpoint> manager_endpoints_;  // as published
+    std::vector<protocol::endpoint> publish_endpoints_;  // as published
+    std::vector<std::unique_ptr<local_topics>> locals_;
+    std::unique_ptr<icestorm_bridge::catalog> catalog_;
+    std::unique_ptr<topic_store> store_;  // after catalog_: its queued writes finish first
+    std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
+};
+
+}  // namespace moraine::icestorm_bridge

@@ -1,0 +1,229 @@
+#pragma once
+// What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
+#include <moraine/protocol/frame_parser.hpp>
+#include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/request.hpp>
+#include <moraine/net/asio.hpp>
+#include <moraine/net/close_reason.hpp>
+#include <moraine/net/transport.hpp>
+#include <moraine/net/write_queue.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moraine::net {
+
+class shard;
+
+/// Base of client, server-endpoint and back-end connections (docs/style.md §3-6). Owned by
+/// shared_ptr: a pending read (or, while reads are paused, the resume wait) always holds one, as
+/// does a write in flight; close() is the only exit.
+/// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
+/// whole message before waiting again; only a partial message is kept per connection.
+/// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
+/// Plain TCP runs from completion handlers, with no coroutine per connection (an idle one holds
+/// one pending wait, perf/README.md "Idle RSS per session"); TLS and WebSocket run a read and
+/// a write coroutine each.
+class ice_connection : public std::enable_shared_from_this<ice_connection> {
+public:
+    virtual ~ice_connection();
+    ice_connection(const ice_connection&) = delete;
+    ice_connection& operator=(const ice_connection&) = delete;
+
+    /// Queues a whole message, written at the end of this loop turn with whatever else the turn
+    /// queued here. Never blocks. Past the hard limit the connection is closed (slow consumer)
+    /// and over_limit returned.
+    enqueue_result enqueue(outbound_frame f);
+    enqueue_result enqueue(protocol::byte_buffer bytes) { return enqueue(outbound_frame{std::move(bytes), {}}); }
+
+    /// Forceful close: no close-connection message (Ice's answer to protocol errors and
+    /// Glacier2's to policy violations). Idempotent; runs on_closed once. `reason` is counted in
+    /// moraine_connections_closed_total; `why` goes to the log and to on_closed.
+    void close(close_reason reason, std::string_view why);
+    bool closed() const noexcept { return closed_; }
+
+    /** Graceful close, Ice's way: stops reading new messages, sends a close-connection message
+        after whatever is queued, and sends nothing after it (frames enqueued later are dropped).
+        The socket itself closes when the peer closes it or the shard stops. A peer's requests
+        left unread were never dispatched, so an Ice client retries them safely. */
+    void close_gracefully();
+
+    /// A twoway request of this connection's peer was forwarded to a back end / was answered or
+    /// failed there (backend_connection): while any is outstanding a drain closes forcefully,
+    /// since Ice takes a close-connection message to mean "nothing outstanding was dispatched".
+    void request_forwarded() noexcept { ++awaiting_backend_; }
+    void request_settled() noexcept {
+        if (awaiting_backend_ > 0) --awaiting_backend_;
+    }
+
+    /** Ice's heartbeat for ACM: queues a validate connection message unless something was
+        queued since the previous call. Called every half heartbeat period, it keeps the gap
+        between two writes under one period. Nothing before the loops run or once closing. */
+    void heartbeat_if_idle();
+    /// Queues a heartbeat (validate connection) now, busy or not (ACM HeartbeatAlways).
+    /// Nothing before the loops run or once closing.
+    void heartbeat();
+
+    /** End of a loop turn (turn_flusher): writes what this turn queued with one non-blocking
+        writev, up to 256 frames; a short write or more frames go on in write_async. Nothing
+        while an asynchronous write is in flight: it takes the new frames next. */
+    void flush_turn();
+    /// Asks the CPU for the lines flush_turn reads first (flags, queue, socket), ahead of the
+    /// call: turn_flusher walks thousands of connections after a fan-out. A hint only.
+    void prefetch_for_flush() const noexcept;
+    /// The same for the queued frames, once the connection's own lines are in (one step later).
+    void prefetch_queue() const noexcept { out_.prefetch(); }
+
+    /// True while queued frames wait for the peer to take them, not merely for this turn's
+    /// flush: a write is in flight, or the connection writes only through its write loop.
+    bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
+
+    /// Wakes reading paused by reads_paused().
+    void resume_reads() noexcept {
+        if (resume_) resume_->cancel();
+    }
+
+    /** A back end answered a request this connection had forwarded (backend_connection::forward):
+        relay `r` under this connection's own `request_id`. `compression` is the original
+        request's compression byte. The default drops it (a connection that forwards nothing). */
+    virtual void relay_reply(std::int32_t request_id, const protocol::reply_view& r, std::uint8_t compression);
+    /// A back-end queue this connection fed, and paused reading for, drained or closed.
+    virtual void on_backend_drained() { resume_reads(); }
+
+    shard& home() noexcept { return home_; }
+    std::chrono::steady_clock::time_point last_activity() const noexcept { return last_activity_; }
+    /// Bytes waiting in the outbound queue.
+    std::size_t queued_bytes() const noexcept { return out_.bytes(); }
+    /// True over TLS (an ssl or wss endpoint).
+    bool secure() const noexcept { return transport_.secure(); }
+    /// True over WebSocket (a ws or wss endpoint).
+    bool websocket() const noexcept { return transport_.websocket(); }
+
+protected:
+    ice_connection(shard& home, transport t);
+
+    /// Starts reading and writing: completion handlers for plain TCP, else the read and write loops.
+    void start_loops();
+    /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
+    /// (together bounded by the handshake timeout; a failure closes the connection without an
+    /// Ice byte), then sends validate connection (the accepting side speaks first,
+    /// docs/ice-wire.md §3) and starts the loops.
+    void start_accepted();
+    /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
+    /// as tls_config says. @return the handshake's error (the caller closes).
+    asio::awaitable<boost::system::error_code> client_handshake(const std::string& host);
+    /// For an outgoing ws or wss connection, once connected (and TLS is up): the WebSocket
+    /// upgrade to `ep`'s host, port and resource. @return the error (the caller closes).
+    asio::awaitable<boost::system::error_code> client_upgrade(const protocol::endpoint& ep);
+
+    /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
+        (batched requests have request id 0, docs/ice-wire.md §5). Malformed input closes the
+        connection. @return false if the connection closed or `fn` returned false. */
+    template <class Fn>
+    bool for_each_request(const protocol::frame_view& frame, Fn&& fn) {
+        if (frame.header.type == protocol::message_type::request) {
+            auto r = protocol::decode_request(frame.body());
+            if (!r) return reject("malformed request", r.error());
+            return fn(*r) && !closed_;
+        }
+        protocol::batch_reader batch(frame.body());
+        while (!batch.done()) {
+            auto r = batch.next();
+            if (!r) break;
+            if (!fn(*r) || closed_) return false;
+        }
+        return !batch.error() || reject("malformed batch request", batch.error());
+    }
+    /// Handles one whole message (a loan valid during the call). @return false to stop reading.
+    virtual bool on_frame(const protocol::frame_view& frame) = 0;
+    /// Runs once, from close().
+    virtual void on_closed(std::string_view why) = 0;
+    /// Polled before each read: true stops reading until resume_reads().
+    virtual bool reads_paused() const noexcept { return out_.above_high(); }
+    /// The queue fell below its low watermark after having been above the high one.
+    virtual void on_drained() { resume_reads(); }
+    /// Everything queued was written: the peer has taken all bytes so far.
+    virtual void on_written() {}
+    /// Decompresses (status 2) and dispatches; closes on a protocol error. @return false if closed.
+    bool dispatch_frame(const protocol::frame_view& frame);
+    /// Closes for bad input from the peer, counted as a protocol error. @return false.
+    bool reject(std::string_view what, const boost::system::error_code& ec);
+
+    shard& home_;
+    transport transport_;
+    tcp::socket& socket_;  // transport_'s TCP socket
+    write_queue out_;
+    bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
+    /// Writes what is queued now: plain TCP starts an asynchronous write, TLS and WebSocket wake
+    /// their write loop. Nothing while a write is in flight (it takes the new frames next).
+    void wake_writer();
+
+private:
+    /// Plain TCP: waits for readability (or, while paused or closing, for resume_reads()),
+    /// holding the connection. At most one wait is pending.
+    void arm_read();
+    /// Plain TCP: one read into the shard's scratch, its whole messages dispatched, then arm_read.
+    void on_readable(const boost::system::error_code& wait_error);
+    /// A failed read (plain TCP or TLS): the peer's close (eof, a TLS stream truncated) is
+    /// peer_closed, anything else io_error.
+    void close_on_read_error(const boost::system::error_code& ec);
+    /// Plain TCP: writes the queue's front (up to 256 frames) with asio::async_write, then the
+    /// rest, one batch at a time, until the queue is empty (a socket that was full).
+    void write_async();
+    void on_async_written(const boost::system::error_code& ec);
+    asio::awaitable<void> tls_read_loop();
+    asio::awaitable<void> write_loop();
+    asio::awaitable<void> ws_read_loop();
+    /// TLS handshake and/or WebSocket upgrade of an accepted connection, then start.
+    asio::awaitable<void> accept_handshakes();
+    /// Closes for a failed WebSocket read: a peer's close or EOF quietly, anything else (text
+    /// frame, bad masking, oversized message) as a protocol error with a log line.
+    void close_ws(const boost::system::error_code& ec);
+    /// Writes the gathered frames one WebSocket frame each.
+    asio::awaitable<boost::system::error_code> write_ws_frames();
+    /// Writes the gathered `batch`: one writev for TCP; over TLS, one contiguous buffer (so a
+    /// batch of frames becomes few TLS records, not one per frame).
+    asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);
+    bool on_bytes(protocol::byte_view data);
+    /// Counts this accepted connection against connections_per_address. @return false after closing it.
+    bool admit();
+    /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
+    /// flight) or wakes the writer (wake_writer).
+    void schedule_write();
+    /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
+    /// on_written. `bytes_before` is the queue's size before the consume.
+    void after_write(std::size_t bytes_before, bool fell_below_low);
+    bool parse_all(protocol::byte_view data, std::size_t& consumed);
+
+    protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
+    std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
+    // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
+    // expire, only cancel() wakes their waiter.
+    std::unique_ptr<asio::steady_timer> wakeup_;  // TLS/WebSocket write loop sleeps on it; wake_writer() cancels it
+    std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
+    /// `t`, made now if it was not yet.
+    asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
+    std::chrono::steady_clock::time_point last_activity_;
+    void close_message_written() noexcept;
+
+    std::uint32_t awaiting_backend_ = 0;  // forwarded twoways not yet answered
+    bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
+    bool closed_ = false;
+    bool closing_ = false;        // close_gracefully: the close-connection message is queued
+    bool close_pending_ = false;  // ...and not yet written
+    bool accepted_ = false;       // registered with the shard as an accepted connection
+    std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
+    bool loops_started_ = false;  // handshakes done, reading and writing started
+    bool direct_writes_ = false;   // plain TCP, non-blocking: no loops; written by flush_turn, then write_async
+    bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
+    bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
+    bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
+    bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
+};
+
+}  // namespace moraine::net

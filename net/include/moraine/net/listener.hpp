@@ -1,0 +1,32 @@
+#pragma once
+// Accepting connections on a shard: one SO_REUSEPORT acceptor per endpoint per shard (docs/style.md §7).
+#include <moraine/protocol/endpoint.hpp>
+#include <moraine/net/asio.hpp>
+#include <moraine/net/transport.hpp>
+
+#include <functional>
+
+namespace moraine::net {
+
+class shard;
+
+/// Creates the connection object for an accepted connection (TCP, or TLS / WebSocket not yet
+/// handshaken), on the accepting shard.
+using accept_handler = std::function<void(shard&, transport)>;
+
+/** Binds `ep` (tcp, ssl, ws or wss; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
+    so every shard listens on the same port and the kernel spreads connections.
+    @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
+tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
+
+/// Throws boost::system::system_error ("address in use") if another socket listens on `ep`,
+/// which SO_REUSEPORT would otherwise let two processes share. Call once per endpoint, before
+/// bind_listener on the shards.
+void ensure_port_free(shard& sh, const protocol::endpoint& ep);
+
+/// Accepts forever on `acceptor`, handing each connection to `on_accept` as a transport of
+/// `kind` (TLS with the shard's current server context for ssl and wss); stops when the
+/// acceptor closes (the shard holds it: drain and stop close it).
+void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, accept_handler on_accept);
+
+}  // namespace moraine::net
