@@ -16,6 +16,7 @@ void require_served_endpoints(const app_config& c, const net::property_file* pro
     };
     check(c.router.client_endpoints, "client.endpoints", "Glacier2.Client.Endpoints");
     check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints");
+    check(c.admin.endpoints, "-", "Ice.Admin.Endpoints");
     if (!c.topics.enabled) return;
     check(c.topics.topic_manager_endpoints, "topics.topic_manager_endpoints", "IceStorm.TopicManager.Endpoints");
     check(c.topics.publish_endpoints, "topics.publish_endpoints", "IceStorm.Publish.Endpoints");
@@ -85,6 +86,8 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     c.router = router::read_config(p, c.warnings);
     c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm_bridge::read_topics_config(p, c.warnings);
+    c.admin = net::read_admin_config(p);
+    for (const auto& [key, value] : p.all()) c.properties.emplace(key, value.value);
     require_served_endpoints(c, &p);
     warn_indirect_without_locator(c);
     return c;

@@ -4,6 +4,7 @@
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
+#include <moraine/net/admin_object.hpp>
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
@@ -15,6 +16,8 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <mutex>
+#include <unistd.h>
 #include <iostream>
 #include <memory>
 
@@ -31,10 +34,48 @@ std::string endpoints_text(const std::vector<protocol::endpoint>& eps) {
     return s.empty() ? "(none)" : s;
 }
 
+/// Properties set through the admin object's Properties facet: they override the file's as the
+/// command line's do, at the reload they trigger and at every later one.
+class admin_properties {
+public:
+    /// The properties in force now.
+    std::map<std::string, std::string> current() const {
+        std::lock_guard lock(mutex_);
+        return current_;
+    }
+    /// Records `changes` (an empty value removes the key).
+    void set(const std::map<std::string, std::string>& changes) {
+        std::lock_guard lock(mutex_);
+        for (const auto& [k, v] : changes) {
+            set_[k] = net::property_value{v, 0, "admin setProperties (" + k + ")"};
+            if (v.empty())
+                current_.erase(k);
+            else
+                current_[k] = v;
+        }
+    }
+    void reset(std::map<std::string, std::string> in_force) {
+        std::lock_guard lock(mutex_);
+        current_ = std::move(in_force);
+    }
+    /// `overrides` with the admin's changes on top.
+    net::property_map over(net::property_map overrides) const {
+        std::lock_guard lock(mutex_);
+        for (const auto& [k, v] : set_) overrides[k] = v;
+        return overrides;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, std::string> current_;
+    net::property_map set_;
+};
+
 /// What the command line asked for: Moraine's options, and glacier2router's property options.
 struct command_line {
     po::variables_map vm;
     app::ice_arguments ice;  // --Ice.Config=FILE, --Glacier2.X=Y, ...
+    std::shared_ptr<admin_properties> admin = std::make_shared<admin_properties>();
 };
 
 /// Parses the command line; returns nullopt (after printing) for --help/--version or an error.
@@ -101,7 +142,7 @@ app::app_config load(const command_line& cl) {
     } else {
         std::vector<std::filesystem::path> files(cl.ice.config_files.begin(), cl.ice.config_files.end());
         if (vm.count("ice-config")) files.emplace_back(vm["ice-config"].as<std::string>());
-        cfg = app::load_ice_config(files, cl.ice.overrides);
+        cfg = app::load_ice_config(files, cl.admin->over(cl.ice.overrides));
     }
     if (vm.count("threads")) cfg.runtime.threads = vm["threads"].as<unsigned>();
     return cfg;
@@ -137,6 +178,38 @@ void reload(const command_line& cl, net::shard_set& shards, router::session_rout
     }
 }
 
+/// Ice.PrintAdapterReady: "<adapter> ready" on stdout for each object adapter glacier2router
+/// (and IceStorm beside it) would have, once it listens: what scripts starting a router wait for.
+void print_adapters_ready(const app::app_config& cfg, bool topics) {
+    const auto it = cfg.properties.find("Ice.PrintAdapterReady");
+    if (it == cfg.properties.end() || it->second.empty() || it->second == "0") return;
+    std::vector<std::string> names{"Glacier2.Client"};
+    if (!cfg.router.server_endpoints.empty()) names.push_back("Glacier2.Server");
+    if (topics) names.insert(names.end(), {cfg.topics.instance_name + ".TopicManager", cfg.topics.instance_name + ".Publish"});
+    if (cfg.admin.enabled) names.push_back("Ice.Admin");
+    for (const auto& n : names) std::cout << n << " ready\n";
+    std::cout << std::flush;
+}
+
+/** The admin object (Ice.Admin.*): Process::shutdown drains as SIGTERM does and
+    PropertiesAdmin::setProperties reloads as SIGHUP does, both by raising the signal that the
+    main thread awaits, so each has exactly one code path. */
+std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app::app_config& cfg,
+                                               std::shared_ptr<admin_properties> props) {
+    props->reset(cfg.properties);
+    net::admin_hooks hooks{
+        [] { ::kill(::getpid(), SIGTERM); },
+        [props] { return props->current(); },
+        [props](std::map<std::string, std::string> changes) {
+            props->set(changes);
+            ::kill(::getpid(), SIGHUP);
+        },
+    };
+    auto admin = std::make_unique<net::admin_object>(shards, cfg.admin, std::move(hooks));
+    admin->start();
+    return admin;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,17 +233,20 @@ int main(int argc, char** argv) {
     std::unique_ptr<router::session_router> glacier2;
     std::unique_ptr<icestorm_bridge::topic_service> topics;
     std::unique_ptr<net::metrics_server> metrics;
+    std::unique_ptr<net::admin_object> admin;
     try {
         shards = std::make_unique<net::shard_set>(std::make_shared<const net::runtime_config>(cfg.runtime));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
         if (cfg.topics.enabled) topics = std::make_unique<icestorm_bridge::topic_service>(*shards, cfg.topics, glacier2.get());
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
+        if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin);
         shards->start();
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
         return 1;
     }
+    print_adapters_ready(cfg, topics != nullptr);
     spdlog::info("{} ready: {} shard(s), client endpoints {}, server endpoints {}", version, shards->size(),
                  endpoints_text(cfg.router.client_endpoints), endpoints_text(cfg.router.server_endpoints));
     if (topics)

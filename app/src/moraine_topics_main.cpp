@@ -2,6 +2,7 @@
 #include <moraine/app/app_config.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/metrics_server.hpp>
+#include <moraine/net/runtime_config_reader.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
 #include <moraine/protocol/endpoint.hpp>
@@ -34,6 +35,9 @@ app::app_config load(const po::variables_map& vm) {
     if (vm.count("topic-manager"))
         t.topic_manager_endpoints = endpoints_or_throw("--topic-manager", vm["topic-manager"].as<std::string>());
     if (vm.count("publish")) t.publish_endpoints = endpoints_or_throw("--publish", vm["publish"].as<std::string>());
+    // udp (or ssl without a certificate) stops start-up: never served as tcp.
+    net::require_served(t.topic_manager_endpoints, "command line", "--topic-manager", cfg.runtime.tls);
+    net::require_served(t.publish_endpoints, "command line", "--publish", cfg.runtime.tls);
     if (vm.count("threads")) cfg.runtime.threads = vm["threads"].as<unsigned>();
     if (vm.count("store")) {
         t.transient = false;

@@ -171,10 +171,11 @@ void invoke(shard& home, const protocol::proxy& target, std::string_view operati
     backend->invoke(request_message(target, operation, mode, params, ctx), std::move(done));
 }
 
-void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation) {
+void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation,
+                       const protocol::context& ctx) {
     protocol::output_stream none;
     none.write_empty_encapsulation(protocol::encoding_1_1);
-    invoke(home, target, operation, 0, none.view(), [](auto*, std::string_view) {});
+    invoke(home, target, operation, 0, none.view(), [](auto*, std::string_view) {}, ctx);
 }
 
 std::optional<protocol::input_stream> results_of(const protocol::reply_view& r) {

@@ -120,7 +120,7 @@ void write_endpoint(output_stream& out, const endpoint& e) {
     out.end_encapsulation(start);
 }
 
-std::optional<endpoint> endpoint_from_string(std::string_view s) {
+std::optional<endpoint> endpoint_from_string(std::string_view s, std::string_view default_host) {
     const auto args = detail::split_args(s);
     if (!args || args->empty()) return std::nullopt;
     const auto type = type_from_name((*args)[0]);
@@ -128,7 +128,7 @@ std::optional<endpoint> endpoint_from_string(std::string_view s) {
     endpoint e;
     e.type = *type;
     if (is_udp(e.type)) e.timeout = -1;
-    bool have_port = false;
+    e.host = default_host == "*" ? std::string() : std::string(default_host);
     for (std::size_t i = 1; i < args->size(); ++i) {
         const std::string& opt = (*args)[i];
         const bool has_arg = i + 1 < args->size() && (*args)[i + 1].rfind('-', 0) != 0;
@@ -144,7 +144,6 @@ std::optional<endpoint> endpoint_from_string(std::string_view s) {
             const auto port = detail::parse_int((*args)[++i], 0, 65535);
             if (!port) return std::nullopt;
             e.port = static_cast<std::int32_t>(*port);
-            have_port = true;
         } else if (opt == "-t" && !is_udp(e.type)) {
             const std::string& t = (*args)[++i];
             if (t == "infinite") {
@@ -160,19 +159,19 @@ std::optional<endpoint> endpoint_from_string(std::string_view s) {
             return std::nullopt;
         }
     }
-    if (!have_port) return std::nullopt;
     // Ice's default resource: a ws endpoint published without -r must still give clients a
     // request target ("GET / HTTP/1.1"); an empty one is not a valid HTTP request line.
     if (is_ws(e.type) && e.resource.empty()) e.resource = "/";
     return e;
 }
 
-std::optional<std::vector<endpoint>> endpoints_from_string(std::string_view s) {
+std::optional<std::vector<endpoint>> endpoints_from_string(std::string_view s, std::string_view default_host) {
     std::vector<endpoint> out;
     std::size_t from = 0;
     while (true) {
         const std::size_t colon = detail::find_unquoted(s, ':', from);
-        auto e = endpoint_from_string(s.substr(from, colon == std::string_view::npos ? std::string_view::npos : colon - from));
+        auto e = endpoint_from_string(s.substr(from, colon == std::string_view::npos ? std::string_view::npos : colon - from),
+                                      default_host);
         if (!e) return std::nullopt;
         out.push_back(std::move(*e));
         if (colon == std::string_view::npos) break;

@@ -186,7 +186,7 @@ std::string proxy_to_string(const proxy& p) {
     return s;
 }
 
-std::optional<proxy> proxy_from_string(std::string_view s) {
+std::optional<proxy> proxy_from_string(std::string_view s, std::string_view default_host) {
     proxy_scanner sc{s};
     const auto ident_token = sc.token();
     if (!ident_token) return std::nullopt;
@@ -197,7 +197,7 @@ std::optional<proxy> proxy_from_string(std::string_view s) {
     while (!sc.at_end()) {
         const char c = s[sc.i];
         if (c == ':') {
-            auto eps = endpoints_from_string(s.substr(sc.i + 1));
+            auto eps = endpoints_from_string(s.substr(sc.i + 1), default_host);
             if (!eps) return std::nullopt;
             p.endpoints = std::move(*eps);
             return p;

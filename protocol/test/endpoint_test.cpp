@@ -2,6 +2,7 @@
 #include <moraine/protocol/error.hpp>
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
+#include <moraine/protocol/proxy.hpp>
 
 #include "vectors.hpp"
 
@@ -49,10 +50,35 @@ TEST(endpoint, from_string_defaults_and_variants) {
     EXPECT_EQ(endpoint_from_string("  tcp   -p 1  ")->port, 1);
 }
 
+// As Ice reads them (docs/ice-wire.md §9): no -p is port 0 (ephemeral when bound), no -h is
+// Ice.Default.Host, and `-h *` is every interface whatever the default.
+TEST(endpoint, from_string_as_ice_defaults_port_and_host) {
+    const auto bare = endpoint_from_string("tcp");
+    ASSERT_TRUE(bare);
+    EXPECT_EQ(bare->port, 0);
+    EXPECT_EQ(bare->host, "");
+    const auto host_only = endpoint_from_string("tcp -h 127.0.0.1");
+    ASSERT_TRUE(host_only);
+    EXPECT_EQ(host_only->port, 0);
+    EXPECT_EQ(host_only->host, "127.0.0.1");
+    EXPECT_EQ(endpoint_from_string("tcp -p 5", "10.0.0.1")->host, "10.0.0.1");
+    EXPECT_EQ(endpoint_from_string("tcp -h h -p 5", "10.0.0.1")->host, "h");
+    EXPECT_EQ(endpoint_from_string("tcp -h * -p 5", "10.0.0.1")->host, "");
+    const auto list = endpoints_from_string("tcp:ssl -p 7", "127.0.0.1");
+    ASSERT_TRUE(list);
+    ASSERT_EQ(list->size(), 2u);
+    EXPECT_EQ((*list)[0].host, "127.0.0.1");
+    EXPECT_EQ((*list)[0].port, 0);
+    EXPECT_EQ((*list)[1].host, "127.0.0.1");
+    EXPECT_EQ((*list)[1].port, 7);
+    const auto proxy = proxy_from_string("SessionManager:tcp -p 12010", "127.0.0.1");
+    ASSERT_TRUE(proxy);
+    EXPECT_EQ(proxy->endpoints.at(0).host, "127.0.0.1");
+}
+
 TEST(endpoint, from_string_errors) {
     EXPECT_FALSE(endpoint_from_string(""));
     EXPECT_FALSE(endpoint_from_string("bt -p 1"));
-    EXPECT_FALSE(endpoint_from_string("tcp -h localhost"));        // no port
     EXPECT_FALSE(endpoint_from_string("tcp -p 70000"));
     EXPECT_FALSE(endpoint_from_string("tcp -p x"));
     EXPECT_FALSE(endpoint_from_string("tcp -p"));

@@ -220,7 +220,12 @@ void client_connection::destroy_session() {
     local_.remove_session(session_->category);
     ++session_serial_;
     // Tell the external SessionManager's session, as Glacier2 does; nobody waits for the answer.
-    if (session_->session_proxy) invoke_and_forget(home_, *session_->session_proxy, "destroy");
+    // With Glacier2.AddConnectionContext (1 or 2) it carries the _con.* entries, as create did.
+    if (session_->session_proxy) {
+        const bool with_con = local_.cfg().add_connection_context != 0;
+        invoke_and_forget(home_, *session_->session_proxy, "destroy",
+                          with_con ? connection_context() : protocol::context{});
+    }
     spdlog::debug("session of '{}' destroyed", session_->user_id);
     if (local_.cfg().trace.session > 0) [[unlikely]]
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,

@@ -145,8 +145,18 @@ void read_admission(const property_file& p, config& cfg) {
     a.backoff_max = std::chrono::milliseconds(max);
 }
 
+/// The proxy `key` names, with Ice.Default.Host written into its endpoints that have no `-h`
+/// (as Ice resolves them when it reads the property), so later parses need no default.
+std::optional<std::string> proxy_property(const property_file& p, std::string_view key) {
+    const std::string* v = p.find(key);
+    if (!v) return std::nullopt;
+    const auto proxy = detail::parse_proxy(*v, p.at(key), std::string(key), p.default_host());
+    if (p.default_host().empty() || proxy.endpoints.empty()) return *v;
+    return protocol::proxy_to_string(proxy);
+}
+
 void read_auth(const property_file& p, config& cfg, std::vector<std::string>& warnings) {
-    const std::string* verifier = p.find("Glacier2.PermissionsVerifier");
+    const auto verifier = proxy_property(p, "Glacier2.PermissionsVerifier");
     const std::string* crypt = p.find("Glacier2.CryptPasswords");
     if (verifier) {
         detail::set_permissions_verifier(cfg, *verifier, p.at("Glacier2.PermissionsVerifier"),
@@ -161,12 +171,11 @@ void read_auth(const property_file& p, config& cfg, std::vector<std::string>& wa
         cfg.auth = auth_mode::crypt_file;
     }
     for (std::string_view key : {"Glacier2.SessionManager", "Glacier2.SSLSessionManager"}) {
-        const std::string* v = p.find(key);
+        const auto v = proxy_property(p, key);
         if (!v) continue;
-        detail::parse_proxy(*v, p.at(key), std::string(key));
         (key == "Glacier2.SessionManager" ? cfg.session_manager : cfg.ssl_session_manager) = *v;
     }
-    if (const std::string* v = p.find("Glacier2.SSLPermissionsVerifier"))
+    if (const auto v = proxy_property(p, "Glacier2.SSLPermissionsVerifier"))
         detail::set_ssl_permissions_verifier(cfg, *v, p.at("Glacier2.SSLPermissionsVerifier"),
                                              "Glacier2.SSLPermissionsVerifier");
 }

@@ -7,6 +7,7 @@
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/router/session_router.hpp>
 #include <moraine/router/session_shard.hpp>
 
 #include <algorithm>
@@ -35,9 +36,8 @@ target target_of(const config& cfg, std::string_view category) {
     return target::none;
 }
 
-protocol::proxy object_proxy(const config& cfg, std::string name, std::string category) {
+protocol::proxy object_proxy(const std::vector<protocol::endpoint>& eps, std::string name, std::string category) {
     protocol::proxy p;
-    const auto& eps = cfg.server_published_endpoints.empty() ? cfg.server_endpoints : cfg.server_published_endpoints;
     if (eps.empty()) return p;
     p.id = {std::move(name), std::move(category)};
     p.endpoints = eps;
@@ -100,7 +100,7 @@ std::optional<protocol::byte_buffer> control_op(const protocol::request_view& r,
     const std::string name(r.id.name);
     const auto base = session_control_category(cfg);
     auto set_proxy = [&](std::string_view suffix) {
-        const auto p = object_proxy(cfg, name, base + std::string(suffix));
+        const auto p = object_proxy(c.local().router().server_endpoints(), name, base + std::string(suffix));
         return reply_ok(r.request_id, enc, [&](protocol::output_stream& os) { protocol::write_proxy(os, p); });
     };
     if (r.operation == "categories") return set_proxy(".categories");
@@ -112,9 +112,11 @@ std::optional<protocol::byte_buffer> control_op(const protocol::request_view& r,
         });
     }
     if (r.operation == "destroy") {
-        // The manager ends the session: Glacier2 then drops the client's connection too.
+        // The manager ends the session. As Glacier2 does, the connection stays open for what is
+        // in flight (a routed twoway's reply still reaches the client); the client's next routed
+        // request finds no session and closes it (client_connection::dispatch_request).
         auto reply = reply_void(r.request_id, enc);
-        c.close(net::close_reason::session_ended, "session destroyed by its SessionControl");
+        c.destroy_session();
         return reply;
     }
     return std::nullopt;
@@ -151,8 +153,9 @@ bool is_session_control_category(const config& cfg, std::string_view category) n
     return category.starts_with(cfg.instance_name) && category.substr(cfg.instance_name.size()).starts_with(control_suffix);
 }
 
-protocol::proxy session_control_proxy(const config& cfg, const std::string& session_category) {
-    return object_proxy(cfg, session_category, session_control_category(cfg));
+protocol::proxy session_control_proxy(const config& cfg, const std::vector<protocol::endpoint>& server_endpoints,
+                                      const std::string& session_category) {
+    return object_proxy(server_endpoints, session_category, session_control_category(cfg));
 }
 
 void dispatch_session_control(session_shard& owner, protocol::byte_buffer message, bool twoway, callback_route route) {

@@ -105,7 +105,7 @@ void call_session_manager(client_connection& c, pending_session p) {
         write_ssl_info(params, *p.ssl);
     else
         params.write_string(p.user_id);
-    protocol::write_proxy(params, session_control_proxy(cfg, c.session_state()->category));
+    protocol::write_proxy(params, session_control_proxy(cfg, c.local().router().server_endpoints(), c.session_state()->category));
     params.end_encapsulation(start);
     invoke(home, *manager, "create", 0, params.view(),
            [p, &home](const protocol::reply_view* r, std::string_view failure) {

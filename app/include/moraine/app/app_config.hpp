@@ -2,10 +2,12 @@
 // The whole configuration of an executable: the runtime's, the router's and the topic service's
 // parts of one file, each read by its owner.
 #include <moraine/icestorm_bridge/config.hpp>
+#include <moraine/net/admin_object.hpp>
 #include <moraine/net/runtime_config.hpp>
 #include <moraine/router/config.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,8 @@ struct app_config {
     net::runtime_config runtime;    ///< threads, limits (net::read_runtime_config)
     router::config router;          ///< Glacier2.* / client, server, session, auth, filters
     icestorm_bridge::topics_config topics; ///< IceStorm.* / topics
+    net::admin_config admin;        ///< Ice.Admin.* (property files only): the Ice admin object
+    std::map<std::string, std::string> properties;  ///< a property file's keys in force (PropertiesAdmin)
     std::vector<std::string> warnings;  ///< unknown Glacier2.* keys etc., printed at start
 };
 

@@ -50,7 +50,8 @@ void invoke(shard& home, const protocol::proxy& target, std::string_view operati
 
 /// Invokes a parameterless operation on `target` (mode normal) and ignores the answer:
 /// Session::destroy on an external SessionManager's session.
-void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation);
+void invoke_and_forget(shard& home, const protocol::proxy& target, std::string_view operation,
+                       const protocol::context& ctx = {});
 
 /// The results encapsulation of reply `r` as a stream in its own encoding (whatever the status);
 /// nullopt if the payload is not a well-formed encapsulation.

@@ -81,9 +81,16 @@ public:
         out = n != 0;
     }
 
+    /// Ice.Default.Host: the host of endpoints and proxies written without `-h` ("" = unset).
+    std::string_view default_host() const {
+        const std::string* v = find("Ice.Default.Host");
+        return v ? std::string_view(*v) : std::string_view();
+    }
+
+    /// An endpoint list as an Ice object adapter reads it (no `-p`: port 0; no `-h`: default_host()).
     std::vector<protocol::endpoint> endpoints(std::string_view key) const {
         const std::string* v = find(key);
-        return v ? parse_endpoints(*v, at(key), std::string(key)) : std::vector<protocol::endpoint>{};
+        return v ? parse_endpoints(*v, at(key), std::string(key), default_host()) : std::vector<protocol::endpoint>{};
     }
 
     std::vector<std::string> words(std::string_view key) const {

@@ -50,13 +50,16 @@ endpoint read_endpoint(input_stream& in);
 /// encoding (as Ice does); an opaque one keeps `e.encoding` and its body verbatim.
 void write_endpoint(output_stream& out, const endpoint& e);
 
-/// Parses one endpoint in Ice's string form: `tcp -h 127.0.0.1 -p 4063 -t 60000 -z`
-/// (`-h *` or no `-h` = all interfaces, written as empty host). Types tcp, ssl, udp, ws, wss.
-/// @return nullopt on an unknown type, a missing or bad port, or an unknown option.
-std::optional<endpoint> endpoint_from_string(std::string_view s);
+/// Parses one endpoint in Ice's string form: `tcp -h 127.0.0.1 -p 4063 -t 60000 -z`. Types tcp,
+/// ssl, udp, ws, wss. As Ice reads it: no `-p` is port 0 (an object adapter binds an ephemeral
+/// port), no `-h` is `default_host` (Ice.Default.Host; empty = all interfaces when bound,
+/// loopback when connected to), and `-h *` is all interfaces whatever the default (empty host).
+/// @return nullopt on an unknown type, a bad port, or an unknown option.
+std::optional<endpoint> endpoint_from_string(std::string_view s, std::string_view default_host = {});
 
-/// Parses a `:`-separated endpoint list as in `Glacier2.Client.Endpoints`. nullopt if any part is bad.
-std::optional<std::vector<endpoint>> endpoints_from_string(std::string_view s);
+/// Parses a `:`-separated endpoint list as in `Glacier2.Client.Endpoints` (each part as
+/// endpoint_from_string reads it, with `default_host`). nullopt if any part is bad.
+std::optional<std::vector<endpoint>> endpoints_from_string(std::string_view s, std::string_view default_host = {});
 
 /// The string form, as Ice prints it: `tcp -h 127.0.0.1 -p 4063 -t 60000` (+ ` -z`, ` -r /x`);
 /// `-t infinite` for timeout -1; udp has no `-t`; unknown types print as

@@ -43,6 +43,7 @@ std::string proxy_to_string(const proxy& p);
 
 /// Parses `identity[ -f facet][ -t|-o|-O|-d|-D][ -s][ -e 1.1][:endpoint[:endpoint...]]` or
 /// `identity@adapter`. Used for configuration values (PermissionsVerifier, SessionManager).
-std::optional<proxy> proxy_from_string(std::string_view s);
+/// Endpoints without `-h` get `default_host` (Ice.Default.Host), as endpoint_from_string says.
+std::optional<proxy> proxy_from_string(std::string_view s, std::string_view default_host = {});
 
 }  // namespace moraine::protocol

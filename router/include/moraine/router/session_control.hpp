@@ -21,9 +21,12 @@ std::string session_control_category(const config& cfg);
 /// True if `category` names one of the SessionControl objects.
 bool is_session_control_category(const config& cfg, std::string_view category) noexcept;
 
-/// The SessionControl proxy handed to SessionManager::create for the session `session_category`
-/// (nil without server endpoints: nobody could reach it).
-protocol::proxy session_control_proxy(const config& cfg, const std::string& session_category);
+/// The SessionControl proxy handed to SessionManager::create for the session `session_category`,
+/// on `server_endpoints`: the server endpoints as bound and published (session_router::
+/// server_endpoints(), so `tcp -p 0` publishes the port it got). Nil without server endpoints:
+/// nobody could reach it.
+protocol::proxy session_control_proxy(const config& cfg, const std::vector<protocol::endpoint>& server_endpoints,
+                                      const std::string& session_category);
 
 /** Dispatches a request (the whole request `message`) to a SessionControl, StringSet or IdentitySet
     object, on the shard that owns the session, and sends the reply back along `route`.
