@@ -93,10 +93,13 @@ def start_system(system, a, logdir, tag, n, rate):
              "--duration", str(a.duration)])
 
 
-def reap_with_cpu(proc, timeout):
-    """Waits (bounded) for `proc` to end by itself and reaps it; its CPU seconds (rusage)."""
+def reap_with_cpu(proc, timeout, sample=None):
+    """Waits (bounded) for `proc` to end by itself and reaps it; its CPU seconds (rusage).
+    `sample()` runs every 50 ms meanwhile (the server's peak RSS)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
+        if sample:
+            sample()
         pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -119,8 +122,13 @@ def one_run(system, n, rate, a, logdir, tag):
         time.sleep(1.0)
         c0, s0, g0 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
         pub_log = os.path.join(logdir, tag + "-publisher.log")
+        rss0 = status_kib(server.pid, "VmRSS")
+        peak = [rss0]
+        t_pub = time.monotonic()
         pubp = subprocess.Popen(pub_cmd, stdout=open(pub_log, "w"), stderr=subprocess.STDOUT)
-        pub_cpu = reap_with_cpu(pubp, a.duration + 30)
+        pub_cpu = reap_with_cpu(pubp, a.duration + 30,
+                                lambda: peak.__setitem__(0, max(peak[0], status_kib(server.pid, "VmRSS"))))
+        pub_wall = time.monotonic() - t_pub
         time.sleep(1.5)  # the backlog of a run that keeps up drains; sessions are not torn down yet
         c1, s1, g1 = cpu_s(server.pid), sched_ns(server.pid), sched_ns(sub.pid)
         rss_kib = status_kib(server.pid, "VmRSS")
@@ -147,6 +155,8 @@ def one_run(system, n, rate, a, logdir, tag):
             "router_cpu_us_per_event": per_event(c1 - c0),
             "router_sched_us_per_event": (s1 - s0) / 1e3 / ticks if ticks and s0 is not None and s1 is not None else None,
             "router_rss_kib": rss_kib,
+            "router_rss_before_kib": rss0, "router_rss_peak_kib": peak[0],
+            "publisher_achieved_events_per_s": n * published / pub_wall if pub_wall > 0 else None,
             "subscriber_cpu_us_per_event": per_event((g1 - g0) / 1e9) if g0 is not None and g1 is not None else None,
             "publisher_cpu_s": pub_cpu,
             "keeps_up": ticks >= offered and result["lost"] == 0 and result["p99_ms"] < 50}

@@ -57,6 +57,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     }
     c.runtime = net::read_runtime_config(root, path.parent_path());
     c.topics = icestorm_bridge::read_topics_config(root, path.parent_path());
+    c.runtime.memory_budget_bytes = c.topics.memory_budget_bytes;  // the runtime enforces it
     root.finish();
     require_served_endpoints(c, nullptr);
     warn_indirect_without_locator(c);
@@ -86,6 +87,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     c.router = router::read_config(p, c.warnings);
     c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm_bridge::read_topics_config(p, c.warnings);
+    c.runtime.memory_budget_bytes = c.topics.memory_budget_bytes;  // the runtime enforces it
     c.admin = net::read_admin_config(p);
     for (const auto& [key, value] : p.all()) c.properties.emplace(key, value.value);
     require_served_endpoints(c, &p);

@@ -54,6 +54,7 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     t.publish_endpoints = p.endpoints("IceStorm.Publish.Endpoints");
     t.publish_published_endpoints = p.endpoints("IceStorm.Publish.PublishedEndpoints");
     t.enabled = !t.topic_manager_endpoints.empty() && !t.publish_endpoints.empty();
+    p.read_int("Moraine.Topics.MemoryBudget", 0, LLONG_MAX, t.memory_budget_bytes);
     p.read_int("IceStorm.Send.Timeout", -1, INT32_MAX, t.send_timeout_ms);
     check_not_zero(t.send_timeout_ms, p.at("IceStorm.Send.Timeout"), "IceStorm.Send.Timeout");
     p.read_int("IceStorm.Discard.Interval", 0, INT32_MAX, t.discard_interval_s);
@@ -101,6 +102,7 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     t.publish_endpoints = s.read_endpoints("publish_endpoints");
     t.publish_published_endpoints = s.read_endpoints("publish_published_endpoints");
     s.read_size("subscriber_queue_bytes", t.subscriber_queue_bytes);
+    s.read_size("memory_budget_bytes", t.memory_budget_bytes);
     s.read_int("send_timeout_ms", -1, INT32_MAX, t.send_timeout_ms);
     check_not_zero(t.send_timeout_ms, s.file(), "topics.send_timeout_ms");
     s.read_int("discard_interval_s", 0, INT32_MAX, t.discard_interval_s);

@@ -139,9 +139,16 @@ unsigned topic_service::delivery_shard(const subscriber& s) const {
 }
 
 void topic_service::publish(unsigned from, event_ptr ev) {
+    // Events in transit between shards count against the memory budget until delivered.
+    const std::size_t bytes = ev->memory_bytes();
+    auto& budget = shards_.budget();
+    if (shards_.size() > 1) budget.sent(from, bytes * (shards_.size() - 1));
     for (unsigned s = 0; s < shards_.size(); ++s) {
         if (s == from) continue;
-        shards_.invoke_on(s, [this, ev](net::shard& sh) { local(sh.index()).deliver(ev); });
+        shards_.invoke_on(s, [this, ev, bytes](net::shard& sh) {
+            local(sh.index()).deliver(ev);
+            shards_.budget().received(sh.index(), bytes);
+        });
     }
     local(from).deliver(ev);  // this shard's subscribers without a hop
     if (!ev->from_link) forward_over_links(shards_.at(from), *ev);

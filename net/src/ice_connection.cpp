@@ -62,6 +62,23 @@ asio::steady_timer& ice_connection::lazy_timer(std::unique_ptr<asio::steady_time
     return *t;
 }
 
+asio::steady_timer& ice_connection::pause_timer() {
+    auto& t = lazy_timer(resume_);
+    // Held by the memory budget, nothing will call resume_reads(): look again shortly.
+    t.expires_at(held_ ? std::chrono::steady_clock::now() + budget_poll : std::chrono::steady_clock::time_point::max());
+    return t;
+}
+
+bool ice_connection::reads_held() noexcept {
+    const auto* budget = home_.budget();
+    if (!budget || !holds_for_budget()) return false;
+    // Hysteresis: stop at the budget, read again only below the low watermark.
+    const bool now_held = held_ ? !budget->below_low() : budget->spent();
+    if (now_held && !held_) ++home_.metrics().reads_held;
+    held_ = now_held;
+    return held_;
+}
+
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
 
 void ice_connection::start_loops() {
@@ -124,8 +141,8 @@ void ice_connection::flush_turn() {
         close(close_reason::io_error, ec.message());
         return;
     }
-    const std::size_t before = out_.bytes();
-    after_write(before, out_.consume(n));
+    const std::size_t before = out_.bytes(), frames_before = out_.frames();
+    after_write(before, frames_before, out_.consume(n));
     if (!out_.empty() && !closed_) wake_writer();  // a short write, or more than one writev holds
 }
 
@@ -137,8 +154,10 @@ void ice_connection::prefetch_for_flush() const noexcept {
     __builtin_prefetch(&transport_);
 }
 
-void ice_connection::after_write(std::size_t bytes_before, bool fell_below_low) {
+void ice_connection::after_write(std::size_t bytes_before, std::size_t frames_before, bool fell_below_low) {
     home_.metrics().queue_bytes -= bytes_before - out_.bytes();
+    home_.metrics().queue_frames -= frames_before - out_.frames();
+    home_.note_queue_bytes();
     if (fell_below_low) on_drained();
     if (out_.empty() && close_pending_) close_message_written();
     if (out_.empty() && !closed_) on_written();
@@ -244,6 +263,8 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
         return r;
     }
     home_.metrics().queue_bytes += size;
+    ++home_.metrics().queue_frames;
+    home_.note_queue_bytes();
     schedule_write();
     return r;
 }
@@ -291,6 +312,8 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     close_message_written();  // or abandoned: either way no longer pending
     ++m.closed[static_cast<std::size_t>(reason)];
     m.queue_bytes -= out_.bytes();  // the frames stay until the connection is freed, but no longer wait
+    m.queue_frames -= out_.frames();
+    home_.note_queue_bytes();
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // both loops wake with operation_aborted and return
@@ -302,10 +325,10 @@ void ice_connection::close(close_reason reason, std::string_view why) {
 void ice_connection::arm_read() {
     if (closed_ || read_armed_) return;
     read_armed_ = true;
-    if (closing_ || reads_stopped_ || reads_paused()) {
+    if (closing_ || reads_stopped_ || reads_paused() || reads_held()) {
         // As the TLS and WebSocket read loops do: the pending wait on resume_ holds the
-        // connection until resume_reads() (or close()) cancels it.
-        lazy_timer(resume_).async_wait([self = shared_from_this()](const boost::system::error_code&) {
+        // connection until resume_reads() (or close()) cancels it, or the budget poll expires.
+        pause_timer().async_wait([self = shared_from_this()](const boost::system::error_code&) {
             self->read_armed_ = false;
             self->arm_read();
         });
@@ -365,8 +388,8 @@ void ice_connection::on_async_written(const boost::system::error_code& ec) {
         return;
     }
     try {
-        const std::size_t before = out_.bytes();
-        after_write(before, out_.consume_gathered());
+        const std::size_t before = out_.bytes(), frames_before = out_.frames();
+        after_write(before, frames_before, out_.consume_gathered());
         if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
         else write_async();
     } catch (...) {
@@ -425,8 +448,8 @@ void ice_connection::close_on_read_error(const boost::system::error_code& ec) {
 asio::awaitable<void> ice_connection::tls_read_loop() {
     std::vector<std::byte> buffer(tls_read_bytes);
     while (!closed_) {
-        if (closing_ || reads_paused()) {
-            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
+        if (closing_ || reads_paused() || reads_held()) {
+            co_await pause_timer().async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
@@ -444,8 +467,8 @@ asio::awaitable<void> ice_connection::ws_read_loop() {
     auto& ws = transport_.ws();
     ws.read_limit(home_.cfg().message_size_max);
     while (!closed_) {
-        if (closing_ || reads_paused()) {
-            co_await lazy_timer(resume_).async_wait(nothrow_awaitable);
+        if (closing_ || reads_paused() || reads_held()) {
+            co_await pause_timer().async_wait(nothrow_awaitable);
             continue;
         }
         auto [ec, data] = co_await ws.read();
@@ -517,8 +540,8 @@ asio::awaitable<void> ice_connection::write_loop() {
             close(close_reason::io_error, ec.message());
             co_return;
         }
-        const std::size_t before = out_.bytes();
-        after_write(before, out_.consume_gathered());
+        const std::size_t before = out_.bytes(), frames_before = out_.frames();
+        after_write(before, frames_before, out_.consume_gathered());
     }
 }
 

@@ -23,6 +23,11 @@ constexpr metric_family heartbeats{"moraine_heartbeats_sent_total", "counter",
                                    "Heartbeats (validate connection messages) sent on idle connections."};
 constexpr metric_family queue_bytes{"moraine_queue_bytes", "gauge",
                                     "Bytes waiting in the outbound queues of the open connections."};
+constexpr metric_family reads_held{
+    "moraine_reads_held_total", "counter",
+    "Times a publisher's or back end's connection stopped reading because the memory budget was spent."};
+constexpr metric_family budget_held{"moraine_memory_budget_held_bytes", "gauge",
+                                    "Bytes held against the memory budget (all shards; reported by shard 0)."};
 constexpr metric_family forward_latency{
     "moraine_forward_latency_seconds", "histogram",
     "Time from forwarding a twoway request to a back end until its reply is relayed, in seconds."};
@@ -50,6 +55,8 @@ metric_sink shard::collect() {
     s.add(slow_consumers, static_cast<double>(metrics_.slow_consumers_closed));
     s.add(heartbeats, static_cast<double>(metrics_.heartbeats_sent));
     s.add(queue_bytes, static_cast<double>(metrics_.queue_bytes));
+    s.add(reads_held, static_cast<double>(metrics_.reads_held));
+    if (budget_ && index_ == 0) s.add(budget_held, static_cast<double>(budget_->held()));
     s.add(forward_latency, metrics_.forward_latency);
     for (auto& fn : collectors_) fn(s);
     return s;

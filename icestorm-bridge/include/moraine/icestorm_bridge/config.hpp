@@ -46,6 +46,11 @@ struct topics_config {
     std::vector<protocol::endpoint> publish_endpoints;
     std::vector<protocol::endpoint> publish_published_endpoints;        ///< empty = the above
     std::size_t subscriber_queue_bytes = 1 << 20;  ///< per-subscriber queue bound (bytes) before its QoS applies
+    /// Bytes every shard together may hold for events on their way out (outbound queues and
+    /// posts between shards) before publishers' connections stop reading until 3/4 of it is
+    /// free; 0 = no budget. The runtime enforces it (net::memory_budget; app copies it into
+    /// runtime_config). Moraine.Topics.MemoryBudget / topics.memory_budget_bytes.
+    std::size_t memory_budget_bytes = 256u << 20;
     /// IceStorm.Send.Timeout / send_timeout_ms: a twoway event unanswered this long fails (ms); -1 = never.
     std::int64_t send_timeout_ms = 60000;
     /// IceStorm.Discard.Interval / discard_interval_s: how long a failed subscriber's events are discarded (s).

@@ -30,6 +30,12 @@ struct event {
     int cost = 0;                   ///< the context's "cost" entry (integer, default 0): link filter
     std::string only_subscriber;    ///< non-empty: a per-subscriber publisher; deliver to that identity only
     bool from_link = false;         ///< arrived through TopicLink::forward: not forwarded over links again
+    /// Bytes this event holds (its struct, strings and buffers): what a post of it to another
+    /// shard counts against the memory budget.
+    std::size_t memory_bytes() const noexcept {
+        return sizeof(event) + topic.size() + operation.size() + suffix.size() + suffix_without_context.size() +
+               context.size() + (params ? params->size() : 0) + only_subscriber.size();
+    }
 };
 using event_ptr = std::shared_ptr<const event>;
 

@@ -19,6 +19,9 @@ public:
 private:
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
+    /// A publisher can outrun the subscribers: its connection stops reading while the memory
+    /// budget is spent (topics.memory_budget_bytes), so its sends block instead of the router growing.
+    bool holds_for_budget() const noexcept override { return publish_side_; }
 
     topic_service& svc_;
     bool publish_side_;

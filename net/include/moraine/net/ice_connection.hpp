@@ -144,6 +144,10 @@ protected:
     virtual void on_closed(std::string_view why) = 0;
     /// Polled before each read: true stops reading until resume_reads().
     virtual bool reads_paused() const noexcept { return out_.above_high(); }
+    /// True for a connection whose peer can send faster than the router's peers take it (a
+    /// publisher, IceStorm delivering to the server endpoint): it stops reading while the
+    /// shards' memory budget is spent (memory_budget), so TCP pushes back on the sender.
+    virtual bool holds_for_budget() const noexcept { return false; }
     /// The queue fell below its low watermark after having been above the high one.
     virtual void on_drained() { resume_reads(); }
     /// Everything queued was written: the peer has taken all bytes so far.
@@ -196,7 +200,7 @@ private:
     void schedule_write();
     /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
     /// on_written. `bytes_before` is the queue's size before the consume.
-    void after_write(std::size_t bytes_before, bool fell_below_low);
+    void after_write(std::size_t bytes_before, std::size_t frames_before, bool fell_below_low);
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
@@ -208,6 +212,13 @@ private:
     std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
     /// `t`, made now if it was not yet.
     asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
+    /// How often a reader held by the memory budget looks again.
+    static constexpr std::chrono::milliseconds budget_poll{1};
+    /// holds_for_budget() and the budget is spent (or, once held, not yet below its low watermark).
+    bool reads_held() noexcept;
+    /// The timer reading waits on while paused: no expiry (resume_reads() cancels it), or
+    /// budget_poll from now while held by the budget.
+    asio::steady_timer& pause_timer();
     std::chrono::steady_clock::time_point last_activity_;
     void close_message_written() noexcept;
 
@@ -223,6 +234,7 @@ private:
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
     bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
     bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
+    bool held_ = false;             // reading held by the memory budget (reads_held)
     bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
 };
 

@@ -38,6 +38,10 @@ struct runtime_config {
     int locator_cache_timeout_s = -1;
     tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
     metrics_config metrics;                          ///< the Prometheus endpoint
+    /// Bytes the shards may hold in outbound queues and cross-shard event posts before the
+    /// connections of publishers (topic service) and of IceStorm's server-endpoint deliveries
+    /// stop reading (memory_budget); 0 = no budget. Moraine.Topics.MemoryBudget / topics.memory_budget_bytes.
+    std::size_t memory_budget_bytes = 256u << 20;
     int drain_timeout_ms = 30000;                    ///< SIGTERM: in-flight requests get this long to finish
     std::string log_level;                           ///< trace..off; empty: the command line's (default info)
 };

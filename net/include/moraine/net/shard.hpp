@@ -2,6 +2,7 @@
 // One core's share of the runtime: an io_context on its own thread and everything it owns (docs/style.md §7).
 #include <moraine/net/asio.hpp>
 #include <moraine/net/close_reason.hpp>
+#include <moraine/net/memory_budget.hpp>
 #include <moraine/net/metrics.hpp>
 #include <moraine/net/runtime_config.hpp>
 #include <moraine/net/turn_flusher.hpp>
@@ -37,8 +38,10 @@ struct shard_metrics {
     unsigned long slow_consumers_closed = 0;
     unsigned long heartbeats_sent = 0;  ///< validate connection messages sent to idle peers (ACM)
     std::size_t queue_bytes = 0;  ///< bytes waiting in the outbound queues of the shard's connections
+    std::size_t queue_frames = 0;  ///< frames (messages) waiting there
     std::array<unsigned long, close_reason_count> closed{};  ///< connections closed, by close_reason
     unsigned long close_messages_pending = 0;  ///< graceful closes whose close-connection message is unwritten
+    unsigned long reads_held = 0;  ///< times a connection stopped reading because the memory budget was spent
     latency_histogram forward_latency;  ///< forwarded twoway request -> its reply relayed (seconds)
 };
 
@@ -65,6 +68,15 @@ public:
     const std::shared_ptr<const tls_contexts>& tls() const noexcept { return tls_; }
     void set_tls(std::shared_ptr<const tls_contexts> t) noexcept { tls_ = std::move(t); }
     shard_metrics& metrics() noexcept { return metrics_; }
+
+    /// The memory budget of every shard (shard_set::budget); null for a shard made alone (tests).
+    memory_budget* budget() const noexcept { return budget_; }
+    void set_budget(memory_budget* b) noexcept { budget_ = b; }
+    /// Tells the budget what this shard's outbound queues hold now: their bytes, plus what each
+    /// queued frame costs beside them (memory_budget::frame_overhead).
+    void note_queue_bytes() noexcept {
+        if (budget_) budget_->set_queued(index_, metrics_.queue_bytes + metrics_.queue_frames * memory_budget::frame_overhead);
+    }
 
     /// A read buffer shared by this shard's connections: a connection reads into it only after
     /// its socket is readable and dispatches every whole message before the next co_await, so
@@ -123,6 +135,7 @@ private:
     std::vector<std::shared_ptr<tcp::acceptor>> acceptors_;
     std::unordered_set<ice_connection*> accepted_;
     shard_metrics metrics_;
+    memory_budget* budget_ = nullptr;
     // Last: destroyed first, so connections still marked for a flush go while the rest stands.
     turn_flusher flusher_{io_};
 };

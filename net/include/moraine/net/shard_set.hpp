@@ -30,6 +30,8 @@ public:
     const runtime_config& cfg() const noexcept { return *cfg_; }
     /// The locator's answers, shared by every shard's locator_resolver (Ice.Default.LocatorCacheTimeout).
     const std::shared_ptr<locator_cache>& locator_answers() const noexcept { return locator_answers_; }
+    /// What the shards hold for messages on their way out, against runtime_config::memory_budget_bytes.
+    memory_budget& budget() noexcept { return *budget_; }
 
     /// Runs `fn(shard&)` on shard `to`'s thread. `fn` must own everything it captures: values,
     /// or shared immutable data, never references into the sender's shard.
@@ -83,6 +85,7 @@ private:
 
     std::shared_ptr<const runtime_config> cfg_;
     std::shared_ptr<locator_cache> locator_answers_;  // before shards_: each shard's resolver uses it
+    std::unique_ptr<memory_budget> budget_;  // before shards_, which point to it
     std::vector<std::unique_ptr<shard>> shards_;
     std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::thread> threads_;

@@ -63,6 +63,7 @@ public:
         __builtin_prefetch(frames_.front().head.data());
     }
     std::size_t bytes() const noexcept { return bytes_; }
+    std::size_t frames() const noexcept { return frames_.size(); }
     bool above_high() const noexcept { return above_high_; }
     void clear() noexcept;
 

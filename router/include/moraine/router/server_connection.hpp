@@ -28,6 +28,9 @@ private:
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;
     bool reads_paused() const noexcept override;
+    /// Back ends (IceStorm delivering events, servers calling back) can outrun the clients:
+    /// reading stops while the memory budget is spent.
+    bool holds_for_budget() const noexcept override { return true; }
     void route(const protocol::request_view& r);
     /// A request for a session on another shard (a callback or a SessionControl call), waiting
     /// in an outbox for the end of this loop turn.
