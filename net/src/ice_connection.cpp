@@ -51,6 +51,7 @@ ice_connection::ice_connection(shard& home, transport t)
       out_(home.cfg().connection_queue_high, home.cfg().connection_queue_low, home.cfg().connection_queue_max),
       last_activity_(std::chrono::steady_clock::now()) {
     ++home_.metrics().connections_open;
+    out_.coalesce(!transport_.websocket());  // WebSocket writes one frame per Ice message
 }
 
 ice_connection::~ice_connection() {
@@ -255,7 +256,7 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
     if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
     queued_since_heartbeat_ = true;
-    const std::size_t size = f.size();
+    const std::size_t size = f.size(), frames_before = out_.frames();
     const auto r = out_.push(std::move(f));
     if (r == enqueue_result::over_limit) {
         ++home_.metrics().slow_consumers_closed;
@@ -263,7 +264,7 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
         return r;
     }
     home_.metrics().queue_bytes += size;
-    ++home_.metrics().queue_frames;
+    home_.metrics().queue_frames += out_.frames() - frames_before;
     home_.note_queue_bytes();
     schedule_write();
     return r;

@@ -8,6 +8,16 @@ enqueue_result write_queue::push(outbound_frame f) {
     const std::size_t n = f.size();
     if (max_ != 0 && bytes_ + n > max_) return enqueue_result::over_limit;
     bytes_ += n;
+    // The last frame may grow only if no write in flight points at it (gathered frames are the
+    // first gathered_ ones) and neither side has a shared tail to keep in place.
+    if (coalesce_ && !f.tail && frames_.size() > gathered_) {
+        auto& last = frames_[frames_.size() - 1];
+        if (!last.tail && last.head.size() + f.head.size() <= coalesce_max) {
+            last.head.insert(last.head.end(), f.head.begin(), f.head.end());
+            if (bytes_ >= high_) above_high_ = true;
+            return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
+        }
+    }
     frames_.push_back(std::move(f));
     if (bytes_ >= high_) above_high_ = true;
     return above_high_ ? enqueue_result::above_high : enqueue_result::queued;

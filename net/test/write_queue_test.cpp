@@ -77,3 +77,48 @@ TEST(write_queue, consume_reports_falling_below_low) {
     EXPECT_FALSE(q.consume(30));  // 80 left: still above low
     EXPECT_TRUE(q.consume(40));   // 40 < 50
 }
+
+TEST(write_queue, coalesces_small_frames_into_the_last_one_not_in_flight) {
+    write_queue q(1 << 20, 10, 0);
+    q.coalesce(true);
+    auto bytes_of = [](std::initializer_list<int> v) {
+        moraine::protocol::byte_buffer b;
+        for (int x : v) b.push_back(std::byte(x));
+        return b;
+    };
+    q.push(outbound_frame{bytes_of({1, 2}), {}});
+    q.push(outbound_frame{bytes_of({3}), {}});
+    EXPECT_EQ(q.frames(), 1u);  // appended to the first
+    std::vector<boost::asio::const_buffer> bufs;
+    q.gather(bufs, 256);  // a write in flight now points at that frame: it must not move
+    ASSERT_EQ(bufs.size(), 1u);
+    const auto* in_flight = static_cast<const std::byte*>(bufs[0].data());
+    q.push(outbound_frame{bytes_of({4}), {}});
+    EXPECT_EQ(q.frames(), 2u);  // a new frame, not appended to the gathered one
+    EXPECT_EQ(static_cast<const std::byte*>(bufs[0].data()), in_flight);
+    auto tail = std::make_shared<const moraine::protocol::byte_buffer>(bytes_of({9, 9}));
+    q.push(outbound_frame{bytes_of({5}), tail});  // a shared tail stays a frame of its own
+    q.push(outbound_frame{bytes_of({6}), {}});    // nor is anything appended behind a tail
+    EXPECT_EQ(q.frames(), 4u);
+    EXPECT_EQ(q.bytes(), 8u);
+    q.consume_gathered();
+    q.gather(bufs, 256);
+    std::vector<int> order;
+    for (const auto& b : bufs)
+        for (std::size_t i = 0; i < b.size(); ++i) order.push_back(int(static_cast<const std::byte*>(b.data())[i]));
+    EXPECT_EQ(order, (std::vector<int>{4, 5, 9, 9, 6}));  // bytes in the order pushed
+}
+
+TEST(write_queue, coalescing_stops_at_its_maximum_and_is_off_by_default) {
+    write_queue q(1 << 30, 10, 0);
+    q.push(frame_of(10));
+    q.push(frame_of(10));
+    EXPECT_EQ(q.frames(), 2u);
+    write_queue c(1 << 30, 10, 0);
+    c.coalesce(true);
+    c.push(frame_of(write_queue::coalesce_max - 10));
+    c.push(frame_of(10));
+    c.push(frame_of(1));
+    EXPECT_EQ(c.frames(), 2u);
+    EXPECT_EQ(c.bytes(), write_queue::coalesce_max + 1);
+}

@@ -33,8 +33,17 @@ public:
     write_queue(std::size_t high, std::size_t low, std::size_t max) noexcept
         : high_(high), low_(low), max_(max) {}
 
-    /// Appends `f` unless that would pass the hard limit.
+    /// Appends `f` unless that would pass the hard limit. With coalesce(true), a frame without a
+    /// shared tail is appended to the bytes of the last queued frame when that one has no tail,
+    /// is not part of a write in flight and stays within coalesce_max bytes: the messages a loop
+    /// turn queues for one connection (a burst of events) then leave as a few large buffers in
+    /// one writev, instead of one iovec (and one allocation kept alive) each.
     enqueue_result push(outbound_frame f);
+    /// Turns coalescing on or off (off by default; a WebSocket connection, which writes one
+    /// frame per Ice message, keeps it off).
+    void coalesce(bool on) noexcept { coalesce_ = on; }
+    /// The largest head coalescing makes (bytes).
+    static constexpr std::size_t coalesce_max = 64 * 1024;
 
     /// Fills `out` with buffers for up to `max_frames` frames from the front (one writev) and
     /// remembers how many frames that was, for consume_gathered.
@@ -72,6 +81,7 @@ private:
     std::size_t bytes_ = 0;
     std::size_t gathered_ = 0;
     bool above_high_ = false;
+    bool coalesce_ = false;
     std::size_t high_, low_, max_;
 };
 
