@@ -5,6 +5,7 @@
 #include <moraine/app/ice_arguments.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/admin_object.hpp>
+#include <moraine/net/admin_registration.hpp>
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
@@ -193,7 +194,9 @@ void print_adapters_ready(const app::app_config& cfg, bool topics) {
 
 /** The admin object (Ice.Admin.*): Process::shutdown drains as SIGTERM does and
     PropertiesAdmin::setProperties reloads as SIGHUP does, both by raising the signal that the
-    main thread awaits, so each has exactly one code path. */
+    main thread awaits, so each has exactly one code path. With Ice.Admin.ServerId and a locator
+    (an IceGrid node sets both), its Process proxy is registered with the locator registry once
+    the shards run, as an Ice server registers it; a failure is logged, not fatal. */
 std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app::app_config& cfg,
                                                std::shared_ptr<admin_properties> props) {
     props->reset(cfg.properties);
@@ -207,6 +210,8 @@ std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app
     };
     auto admin = std::make_unique<net::admin_object>(shards, cfg.admin, std::move(hooks));
     admin->start();
+    if (!cfg.admin.server_id.empty() && cfg.runtime.locator)
+        net::register_admin_with_locator(shards, *cfg.runtime.locator, cfg.admin.server_id, admin->proxy());
     return admin;
 }
 

@@ -77,13 +77,12 @@ public:
     unsigned owner_of(std::string_view) const noexcept override { return 0; }
     bool forwards_context() const noexcept override { return forward_context; }
     /// Looks the session up every time: the cache is the router's optimisation, not part of the contract.
-    net::ice_connection* session_connection(net::shard& sh, std::string_view category, session_cache&) noexcept override {
+    delivery deliver(net::shard& sh, std::string_view category, session_cache&, std::size_t queue_limit,
+                     frame_source make, bool, reply_done) override {
         fz::check(sh.index() == 0, "a session servant was reached from a shard that does not own its session");
-        if (!sink || sink->closed() || category != session_category) return nullptr;
-        return sink.get();
-    }
-    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool, reply_done) override {
-        fz::check(&client == sink.get(), "deliver() got a connection session_connection() did not give");
+        if (!sink || sink->closed() || category != session_category) return delivery::no_session;
+        if (sink->queued_bytes() >= queue_limit) return delivery::queue_full;
+        auto f = make();
         // The frame must be one whole, well-formed request: head and shared tail as one message.
         protocol::byte_buffer whole(f.head);
         if (f.tail) whole.insert(whole.end(), f.tail->begin(), f.tail->end());
@@ -92,7 +91,7 @@ public:
         fz::check(frame && frame->size() == whole.size(), "an event frame is not one whole Ice message");
         fz::check(frame->header.type == protocol::message_type::request, "an event frame is not a request");
         fz::output_checker::check_message(*frame);
-        return client.enqueue(std::move(f));
+        return sink->enqueue(std::move(f)) == net::enqueue_result::over_limit ? delivery::over_limit : delivery::queued;
     }
 };
 

@@ -148,34 +148,34 @@ void local_topics::missed(subscriber& s) noexcept {
 
 void local_topics::send_to_session(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
                                    delivery_state::clock::time_point now) {
+    using delivery = net::session_directory::delivery;
     auto* sessions = svc_.sessions();
-    auto* c = sessions->session_connection(home_, s->id.category, s->session);
-    if (!c) {
-        // The session is gone: Glacier2 would answer ObjectNotExist, a hard error for IceStorm.
-        s->delivery.completed(token, delivery_outcome::hard, now, limits_);
-        return;
-    }
-    if (c->queued_bytes() >= limits_.queue_bytes) {
-        // Checked before the frame is built: a slow subscriber costs no allocation. Not a
-        // failure: the event is missed and its window slot freed.
-        missed(*s);
-        s->delivery.release(token);
-        return;
-    }
     net::session_directory::reply_done done;
     if (token != 0) {
         done = [this, topic, w = std::weak_ptr(s), token](const protocol::reply_view* r) {
             on_result(topic, w, token, r);
         };
     }
-    const auto result = sessions->deliver(*c, frame_for(ev, s->target, sessions->forwards_context()), s->twoway,
-                                          std::move(done));
-    if (result == net::enqueue_result::over_limit) {
+    auto build = [&] { return frame_for(ev, s->target, sessions->forwards_context()); };
+    switch (sessions->deliver(home_, s->id.category, s->session, limits_.queue_bytes,
+                              net::session_directory::frame_source(build), s->twoway, std::move(done))) {
+    case delivery::queued:
+        ++s->delivered;
+        ++events_delivered_;
+        return;
+    case delivery::no_session:
+        // The session is gone: Glacier2 would answer ObjectNotExist, a hard error for IceStorm.
+        s->delivery.completed(token, delivery_outcome::hard, now, limits_);
+        return;
+    case delivery::queue_full:
+        // Not a failure: the event is missed and its window slot freed.
+        missed(*s);
+        s->delivery.release(token);
+        return;
+    case delivery::over_limit:
         s->delivery.completed(token, delivery_outcome::transient, now, limits_);
         return;
     }
-    ++s->delivered;
-    ++events_delivered_;
 }
 
 void local_topics::send_external(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,

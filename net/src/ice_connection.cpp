@@ -142,8 +142,8 @@ void ice_connection::flush_turn() {
         close(close_reason::io_error, ec.message());
         return;
     }
-    const std::size_t before = out_.bytes(), frames_before = out_.frames();
-    after_write(before, frames_before, out_.consume(n));
+    const std::size_t before = out_.bytes(), footprint_before = out_.footprint();
+    after_write(before, footprint_before, out_.consume(n));
     if (!out_.empty() && !closed_) wake_writer();  // a short write, or more than one writev holds
 }
 
@@ -155,9 +155,9 @@ void ice_connection::prefetch_for_flush() const noexcept {
     __builtin_prefetch(&transport_);
 }
 
-void ice_connection::after_write(std::size_t bytes_before, std::size_t frames_before, bool fell_below_low) {
+void ice_connection::after_write(std::size_t bytes_before, std::size_t footprint_before, bool fell_below_low) {
     home_.metrics().queue_bytes -= bytes_before - out_.bytes();
-    home_.metrics().queue_frames -= frames_before - out_.frames();
+    home_.metrics().queue_footprint -= footprint_before - out_.footprint();
     home_.note_queue_bytes();
     if (fell_below_low) on_drained();
     if (out_.empty() && close_pending_) close_message_written();
@@ -256,7 +256,7 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
     if (closed_) return enqueue_result::over_limit;
     if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
     queued_since_heartbeat_ = true;
-    const std::size_t size = f.size(), frames_before = out_.frames();
+    const std::size_t size = f.size(), footprint_before = out_.footprint();
     const auto r = out_.push(std::move(f));
     if (r == enqueue_result::over_limit) {
         ++home_.metrics().slow_consumers_closed;
@@ -264,7 +264,7 @@ enqueue_result ice_connection::enqueue(outbound_frame f) {
         return r;
     }
     home_.metrics().queue_bytes += size;
-    home_.metrics().queue_frames += out_.frames() - frames_before;
+    home_.metrics().queue_footprint += out_.footprint() - footprint_before;
     home_.note_queue_bytes();
     schedule_write();
     return r;
@@ -313,7 +313,7 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     close_message_written();  // or abandoned: either way no longer pending
     ++m.closed[static_cast<std::size_t>(reason)];
     m.queue_bytes -= out_.bytes();  // the frames stay until the connection is freed, but no longer wait
-    m.queue_frames -= out_.frames();
+    m.queue_footprint -= out_.footprint();
     home_.note_queue_bytes();
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
@@ -389,8 +389,8 @@ void ice_connection::on_async_written(const boost::system::error_code& ec) {
         return;
     }
     try {
-        const std::size_t before = out_.bytes(), frames_before = out_.frames();
-        after_write(before, frames_before, out_.consume_gathered());
+        const std::size_t before = out_.bytes(), footprint_before = out_.footprint();
+        after_write(before, footprint_before, out_.consume_gathered());
         if (out_.empty()) std::vector<asio::const_buffer>().swap(async_batch_);  // a drained connection keeps no batch
         else write_async();
     } catch (...) {
@@ -541,8 +541,8 @@ asio::awaitable<void> ice_connection::write_loop() {
             close(close_reason::io_error, ec.message());
             co_return;
         }
-        const std::size_t before = out_.bytes(), frames_before = out_.frames();
-        after_write(before, frames_before, out_.consume_gathered());
+        const std::size_t before = out_.bytes(), footprint_before = out_.footprint();
+        after_write(before, footprint_before, out_.consume_gathered());
     }
 }
 

@@ -4,6 +4,12 @@
 
 namespace moraine::net {
 
+namespace {
+/// Spare capacity of a frame's head: coalescing grows heads geometrically, and the budget must
+/// count what they take, not only what they hold.
+std::size_t spare(const outbound_frame& f) noexcept { return f.head.capacity() - f.head.size(); }
+}  // namespace
+
 enqueue_result write_queue::push(outbound_frame f) {
     const std::size_t n = f.size();
     if (max_ != 0 && bytes_ + n > max_) return enqueue_result::over_limit;
@@ -13,11 +19,14 @@ enqueue_result write_queue::push(outbound_frame f) {
     if (coalesce_ && !f.tail && frames_.size() > gathered_) {
         auto& last = frames_[frames_.size() - 1];
         if (!last.tail && last.head.size() + f.head.size() <= coalesce_max) {
+            slack_ -= spare(last);
             last.head.insert(last.head.end(), f.head.begin(), f.head.end());
+            slack_ += spare(last);
             if (bytes_ >= high_) above_high_ = true;
             return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
         }
     }
+    slack_ += spare(f);
     frames_.push_back(std::move(f));
     if (bytes_ >= high_) above_high_ = true;
     return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
@@ -37,6 +46,7 @@ void write_queue::gather(std::vector<asio::const_buffer>& out, std::size_t max_f
 bool write_queue::consume_gathered() {
     for (; gathered_ > 0; --gathered_) {
         bytes_ -= frames_.front().size();
+        slack_ -= spare(frames_.front());
         frames_.pop_front();
     }
     if (above_high_ && bytes_ < low_) {
@@ -51,6 +61,7 @@ bool write_queue::consume(std::size_t n) {
     while (n > 0 && !frames_.empty() && frames_.front().size() <= n) {
         n -= frames_.front().size();
         bytes_ -= frames_.front().size();
+        slack_ -= spare(frames_.front());
         frames_.pop_front();
     }
     if (n > 0 && !frames_.empty()) {
@@ -61,7 +72,9 @@ bool write_queue::consume(std::size_t n) {
         const std::size_t from_head = std::min(n, f.head.size());
         rest.insert(rest.end(), f.head.begin() + static_cast<std::ptrdiff_t>(from_head), f.head.end());
         if (f.tail) rest.insert(rest.end(), f.tail->begin() + static_cast<std::ptrdiff_t>(n - from_head), f.tail->end());
+        slack_ -= spare(f);
         f = outbound_frame{std::move(rest), {}};
+        slack_ += spare(f);
         bytes_ -= n;
     }
     if (above_high_ && bytes_ < low_) {
@@ -74,6 +87,7 @@ bool write_queue::consume(std::size_t n) {
 void write_queue::clear() noexcept {
     frames_.clear();
     bytes_ = 0;
+    slack_ = 0;
     gathered_ = 0;
     above_high_ = false;
 }

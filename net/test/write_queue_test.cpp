@@ -122,3 +122,20 @@ TEST(write_queue, coalescing_stops_at_its_maximum_and_is_off_by_default) {
     EXPECT_EQ(c.frames(), 2u);
     EXPECT_EQ(c.bytes(), write_queue::coalesce_max + 1);
 }
+
+TEST(write_queue, footprint_counts_bytes_spare_capacity_and_frames_and_returns_to_zero) {
+    write_queue q(1 << 30, 10, 0);
+    q.coalesce(true);
+    EXPECT_EQ(q.footprint(), 0u);
+    for (int i = 0; i < 100; ++i) q.push(frame_of(100));  // coalesced into one growing head
+    EXPECT_EQ(q.frames(), 1u);
+    EXPECT_GE(q.footprint(), q.bytes() + write_queue::frame_overhead);
+    EXPECT_LE(q.footprint(), 2 * q.bytes() + write_queue::frame_overhead);  // geometric growth at most doubles
+    std::vector<boost::asio::const_buffer> bufs;
+    q.gather(bufs, 256);
+    q.push(frame_of(10));
+    EXPECT_EQ(q.consume(q.bytes() - 5), false);  // all but 5 bytes: the rest is kept as an exact copy
+    EXPECT_EQ(q.footprint(), 5u + write_queue::frame_overhead);
+    q.consume(5);
+    EXPECT_EQ(q.footprint(), 0u);
+}

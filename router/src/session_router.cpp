@@ -78,8 +78,8 @@ bool session_router::hosts(const protocol::proxy& p) const {
     return false;
 }
 
-net::ice_connection* session_router::session_connection(net::shard& sh, std::string_view category,
-                                                        session_cache& cache) noexcept {
+client_connection* session_router::session_connection(net::shard& sh, std::string_view category,
+                                                     session_cache& cache) noexcept {
     if (auto held = cache.connection.lock()) {
         // Only this function fills the cache, and only with client connections.
         auto& c = static_cast<client_connection&>(*held);
@@ -94,10 +94,15 @@ net::ice_connection* session_router::session_connection(net::shard& sh, std::str
     return c;
 }
 
-net::enqueue_result session_router::deliver(net::ice_connection& client, net::outbound_frame f, bool twoway,
-                                            reply_done done) {
-    // Only session_connection() hands out connections, and they are all client connections.
-    return static_cast<client_connection&>(client).deliver_event(std::move(f), twoway, std::move(done));
+session_router::delivery session_router::deliver(net::shard& sh, std::string_view category, session_cache& cache,
+                                                 std::size_t queue_limit, frame_source frame, bool twoway,
+                                                 reply_done done) {
+    auto* c = session_connection(sh, category, cache);
+    if (!c) return delivery::no_session;
+    // Checked before the frame is built: a slow subscriber costs no allocation.
+    if (c->queued_bytes() >= queue_limit) return delivery::queue_full;
+    const auto r = c->deliver_event(frame(), twoway, std::move(done));
+    return r == net::enqueue_result::over_limit ? delivery::over_limit : delivery::queued;
 }
 
 }  // namespace moraine::router

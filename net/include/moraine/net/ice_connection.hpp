@@ -200,7 +200,7 @@ private:
     void schedule_write();
     /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
     /// on_written. `bytes_before` is the queue's size before the consume.
-    void after_write(std::size_t bytes_before, std::size_t frames_before, bool fell_below_low);
+    void after_write(std::size_t bytes_before, std::size_t footprint_before, bool fell_below_low);
     bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
     protocol::byte_buffer partial_;  // an incomplete message, only while one is partial

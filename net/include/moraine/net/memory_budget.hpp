@@ -19,11 +19,6 @@ public:
     /// @param shards number of slots; @param budget_bytes the budget, 0 = none (never spent).
     memory_budget(std::size_t shards, std::size_t budget_bytes);
 
-    /// What one queued frame costs beside its bytes: its slot in the queue (an outbound_frame,
-    /// with the queue's growth) and the allocator's rounding and header for its head. Measured:
-    /// 500 subscribers' queues of 120-byte events held 1.7 times their bytes (tests/hostile/overload.py).
-    static constexpr std::size_t frame_overhead = 96;
-
     std::size_t budget() const noexcept { return budget_; }
     std::size_t low_watermark() const noexcept { return budget_ - budget_ / 4; }
 

@@ -32,30 +32,48 @@ public:
     /// True if requests to session servants keep their context (Glacier2.Server.ForwardContext).
     virtual bool forwards_context() const noexcept = 0;
 
-    /// What session_connection remembers between calls for one caller (a topic subscriber): the
+    /// What deliver() remembers between calls for one caller (a topic subscriber): the
     /// connection found last time and which of its sessions it held then.
     struct session_cache {
         std::weak_ptr<ice_connection> connection;
         std::uint64_t serial = 0;  ///< the directory's number for that session on that connection
     };
 
-    /** On shard `sh`, the owner: the client connection of session `category`, or nullptr when
-        there is no such session (any more). Answered from `cache` while its connection is open
-        and holds the session it held when cached, else looked up by `category` and cached
-        again: one lookup (a hash of the category) per subscriber rather than per event. The
-        caller may read the connection (queued_bytes) and pass it to deliver(), on this shard,
-        before its next co_await. */
-    virtual ice_connection* session_connection(shard& sh, std::string_view category, session_cache& cache) noexcept = 0;
-
     /// Told the client's reply to a delivered twoway request, or nullptr when the connection
     /// closed first. Runs on the session's shard, never inside deliver().
     using reply_done = std::function<void(const protocol::reply_view* reply)>;
 
-    /** Sends request `f` (request id 0 at offset 14 of `f.head`) to `client`, a connection
-        session_connection() returned. A twoway request gets a fresh request id; its reply goes
-        to `done` when set, else it is dropped. @return the queue's state; over_limit closes the
-        connection and `done` is never called (the caller counts the failure itself). */
-    virtual enqueue_result deliver(ice_connection& client, outbound_frame f, bool twoway, reply_done done) = 0;
+    /// Builds one delivery's frame, called only when the frame will be queued (a subscriber
+    /// whose queue is full costs no allocation). Refers to a callable that outlives the call.
+    class frame_source {
+    public:
+        template <class Fn>
+        explicit frame_source(Fn& fn) noexcept
+            : fn_(&fn), make_([](void* f) { return (*static_cast<Fn*>(f))(); }) {}
+        outbound_frame operator()() const { return make_(fn_); }
+
+    private:
+        void* fn_;
+        outbound_frame (*make_)(void*);
+    };
+
+    /// What deliver() did.
+    enum class delivery {
+        queued,       ///< on the session's client connection
+        no_session,   ///< no such session (any more): for IceStorm, ObjectNotExist
+        queue_full,   ///< the connection's queue holds queue_limit bytes or more: missed, nothing built
+        over_limit,   ///< queueing passed the connection's hard limit: it was closed
+    };
+
+    /** On shard `sh`, the owner of session `category`: one call per subscriber per event. Finds
+        the session's client connection (from `cache` while that connection is open and holds the
+        session it held when cached, else by `category`, cached again: one hash lookup per
+        subscriber rather than per event), checks its queue against `queue_limit` bytes, then
+        builds the frame with `frame` (request id 0 at offset 14 of its head) and queues it. A
+        twoway request gets a fresh request id; its reply goes to `done` when set, else it is
+        dropped; `done` is called only for a queued twoway. */
+    virtual delivery deliver(shard& sh, std::string_view category, session_cache& cache, std::size_t queue_limit,
+                             frame_source frame, bool twoway, reply_done done) = 0;
 };
 
 }  // namespace moraine::net

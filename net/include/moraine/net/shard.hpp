@@ -38,7 +38,7 @@ struct shard_metrics {
     unsigned long slow_consumers_closed = 0;
     unsigned long heartbeats_sent = 0;  ///< validate connection messages sent to idle peers (ACM)
     std::size_t queue_bytes = 0;  ///< bytes waiting in the outbound queues of the shard's connections
-    std::size_t queue_frames = 0;  ///< frames (messages) waiting there
+    std::size_t queue_footprint = 0;  ///< the memory those queues take (write_queue::footprint)
     std::array<unsigned long, close_reason_count> closed{};  ///< connections closed, by close_reason
     unsigned long close_messages_pending = 0;  ///< graceful closes whose close-connection message is unwritten
     unsigned long reads_held = 0;  ///< times a connection stopped reading because the memory budget was spent
@@ -72,10 +72,9 @@ public:
     /// The memory budget of every shard (shard_set::budget); null for a shard made alone (tests).
     memory_budget* budget() const noexcept { return budget_; }
     void set_budget(memory_budget* b) noexcept { budget_ = b; }
-    /// Tells the budget what this shard's outbound queues hold now: their bytes, plus what each
-    /// queued frame costs beside them (memory_budget::frame_overhead).
+    /// Tells the budget the memory this shard's outbound queues take now (their footprint).
     void note_queue_bytes() noexcept {
-        if (budget_) budget_->set_queued(index_, metrics_.queue_bytes + metrics_.queue_frames * memory_budget::frame_overhead);
+        if (budget_) budget_->set_queued(index_, metrics_.queue_footprint);
     }
 
     /// A read buffer shared by this shard's connections: a connection reads into it only after

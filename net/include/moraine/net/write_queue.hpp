@@ -73,6 +73,12 @@ public:
     }
     std::size_t bytes() const noexcept { return bytes_; }
     std::size_t frames() const noexcept { return frames_.size(); }
+    /// What one queued frame costs beside its bytes: its slot in the queue (an outbound_frame,
+    /// with the queue's growth) and the allocator's header and rounding for its head.
+    static constexpr std::size_t frame_overhead = 96;
+    /// The memory the queue takes for its frames (bytes): their bytes, the spare capacity that
+    /// coalescing left in their heads, and frame_overhead per frame. What the memory budget counts.
+    std::size_t footprint() const noexcept { return bytes_ + slack_ + frames_.size() * frame_overhead; }
     bool above_high() const noexcept { return above_high_; }
     void clear() noexcept;
 
@@ -82,6 +88,7 @@ private:
     std::size_t gathered_ = 0;
     bool above_high_ = false;
     bool coalesce_ = false;
+    std::size_t slack_ = 0;  // spare capacity of coalesced heads (their capacity - size)
     std::size_t high_, low_, max_;
 };
 

@@ -63,11 +63,13 @@ public:
     unsigned owner_of(std::string_view category) const noexcept override;
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
-    net::ice_connection* session_connection(net::shard& sh, std::string_view category,
-                                            session_cache& cache) noexcept override;
-    net::enqueue_result deliver(net::ice_connection& client, net::outbound_frame f, bool twoway, reply_done done) override;
+    delivery deliver(net::shard& sh, std::string_view category, session_cache& cache, std::size_t queue_limit,
+                     frame_source frame, bool twoway, reply_done done) override;
 
 private:
+    /// The client connection holding session `category` on `sh`, from `cache` when still valid.
+    client_connection* session_connection(net::shard& sh, std::string_view category, session_cache& cache) noexcept;
+
     net::shard_set& shards_;
     std::shared_ptr<const config> cfg_;
     std::vector<std::unique_ptr<session_shard>> locals_;
