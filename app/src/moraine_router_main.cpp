@@ -39,25 +39,26 @@ std::string endpoints_text(const std::vector<protocol::endpoint>& eps) {
 /// command line's do, at the reload they trigger and at every later one.
 class admin_properties {
 public:
-    /// The properties in force now.
+    /// The properties in force now: those loaded at start, with the admin's changes on top.
     std::map<std::string, std::string> current() const {
         std::lock_guard lock(mutex_);
-        return current_;
+        auto in_force = loaded_;
+        for (const auto& [k, v] : set_) {
+            if (v.value.empty())
+                in_force.erase(k);
+            else
+                in_force[k] = v.value;
+        }
+        return in_force;
     }
     /// Records `changes` (an empty value removes the key).
     void set(const std::map<std::string, std::string>& changes) {
         std::lock_guard lock(mutex_);
-        for (const auto& [k, v] : changes) {
-            set_[k] = net::property_value{v, 0, "admin setProperties (" + k + ")"};
-            if (v.empty())
-                current_.erase(k);
-            else
-                current_[k] = v;
-        }
+        for (const auto& [k, v] : changes) set_[k] = net::property_value{v, 0, "admin setProperties (" + k + ")"};
     }
-    void reset(std::map<std::string, std::string> in_force) {
+    void reset(std::map<std::string, std::string> loaded) {
         std::lock_guard lock(mutex_);
-        current_ = std::move(in_force);
+        loaded_ = std::move(loaded);
     }
     /// `overrides` with the admin's changes on top.
     net::property_map over(net::property_map overrides) const {
@@ -68,7 +69,7 @@ public:
 
 private:
     mutable std::mutex mutex_;
-    std::map<std::string, std::string> current_;
+    std::map<std::string, std::string> loaded_;
     net::property_map set_;
 };
 

@@ -16,18 +16,15 @@ enqueue_result write_queue::push(outbound_frame f) {
     bytes_ += n;
     // The last frame may grow only if no write in flight points at it (gathered frames are the
     // first gathered_ ones) and neither side has a shared tail to keep in place.
-    if (coalesce_ && !f.tail && frames_.size() > gathered_) {
-        auto& last = frames_[frames_.size() - 1];
-        if (!last.tail && last.head.size() + f.head.size() <= coalesce_max) {
-            slack_ -= spare(last);
-            last.head.insert(last.head.end(), f.head.begin(), f.head.end());
-            slack_ += spare(last);
-            if (bytes_ >= high_) above_high_ = true;
-            return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
-        }
+    auto* last = coalesce_ && !f.tail && frames_.size() > gathered_ ? &frames_[frames_.size() - 1] : nullptr;
+    if (last && !last->tail && last->head.size() + f.head.size() <= coalesce_max) {
+        slack_ -= spare(*last);
+        last->head.insert(last->head.end(), f.head.begin(), f.head.end());
+        slack_ += spare(*last);
+    } else {
+        slack_ += spare(f);
+        frames_.push_back(std::move(f));
     }
-    slack_ += spare(f);
-    frames_.push_back(std::move(f));
     if (bytes_ >= high_) above_high_ = true;
     return above_high_ ? enqueue_result::above_high : enqueue_result::queued;
 }

@@ -47,3 +47,23 @@ def free_port(host="127.0.0.1"):
                 _given.add(port)
                 return port
     raise RuntimeError("no free port in %d..%d" % (low, high - 1))
+
+
+def listening_sockets():
+    """Every listening TCP socket of this network namespace, from /proc/net/tcp and tcp6:
+    (address, port, inode), the address dotted for IPv4 and bracketed hex for IPv6."""
+    out = []
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        try:
+            with open(table) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[3] != "0A":  # LISTEN
+                continue
+            addr, port = cols[1].rsplit(":", 1)
+            ip = "[%s]" % addr if v6 else ".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0))
+            out.append((ip, int(port, 16), cols[9]))
+    return out

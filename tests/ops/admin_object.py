@@ -32,7 +32,8 @@ HOST = "127.0.0.1"
 
 
 def listening_addresses(pid):
-    """The local addresses of the TCP sockets `pid` listens on (from /proc: inode -> address)."""
+    """The local addresses of the TCP sockets `pid` listens on (its socket inodes, matched
+    against ports.listening_sockets)."""
     inodes = set()
     for fd in os.listdir("/proc/%d/fd" % pid):
         try:
@@ -41,20 +42,7 @@ def listening_addresses(pid):
             continue
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
-    out = []
-    for table, v6 in (("/proc/%d/net/tcp" % pid, False), ("/proc/%d/net/tcp6" % pid, True)):
-        with open(table) as f:
-            for line in f.readlines()[1:]:
-                cols = line.split()
-                if cols[3] != "0A" or cols[9] not in inodes:  # 0A: LISTEN
-                    continue
-                addr, port = cols[1].split(":")
-                if v6:
-                    out.append(("[%s]" % addr, int(port, 16)))
-                else:
-                    ip = ".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0))
-                    out.append((ip, int(port, 16)))
-    return out
+    return [(ip, port) for ip, port, inode in ports.listening_sockets() if inode in inodes]
 
 
 def main():

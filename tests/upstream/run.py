@@ -43,8 +43,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(ROOT, "tests", "interop"))
 
-import harness as H  # noqa: E402
+import harness as H  # noqa: E402  (tests/upstream/harness.py, first on the path)
+import ports  # noqa: E402  (tests/interop/ports.py: the /proc/net/tcp reader)
 
 PACKAGE = "zeroc-ice"
 VERSION_PREFIX = "3.7.8"
@@ -247,20 +249,7 @@ def port_open(port, host="127.0.0.1"):
 
 def busy_ports():
     """Test ports someone listens on (checked through /proc/net/tcp, without connecting)."""
-    busy = set()
-    for path in ["/proc/net/tcp", "/proc/net/tcp6"]:
-        try:
-            with open(path) as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    if parts[3] == "0A":  # LISTEN
-                        port = int(parts[1].rsplit(":", 1)[1], 16)
-                        if port in PORTS:
-                            busy.add(port)
-        except OSError:
-            pass
-    return busy
+    return {port for _, port, _ in ports.listening_sockets() if port in PORTS}
 
 
 class Runner(H.Runner):
