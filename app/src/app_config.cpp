@@ -11,15 +11,18 @@ namespace {
 /// Every endpoint Moraine will listen on must be one it serves; the error names the key.
 /// `props` (a property file, null for YAML) says where each key was set: file, line or command line.
 void require_served_endpoints(const app_config& c, const net::property_file* props) {
-    auto check = [&](const std::vector<protocol::endpoint>& eps, const char* yaml_key, const char* ice_key) {
-        net::require_served(eps, props ? props->at(ice_key) : c.source, props ? ice_key : yaml_key, c.runtime.tls);
+    auto check = [&](const std::vector<protocol::endpoint>& eps, const char* yaml_key, const char* ice_key,
+                     bool datagrams = false) {
+        net::require_served(eps, props ? props->at(ice_key) : c.source, props ? ice_key : yaml_key, c.runtime.tls,
+                            datagrams);
     };
     check(c.router.client_endpoints, "client.endpoints", "Glacier2.Client.Endpoints");
     check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints");
     check(c.admin.endpoints, "-", "Ice.Admin.Endpoints");
     if (!c.topics.enabled) return;
     check(c.topics.topic_manager_endpoints, "topics.topic_manager_endpoints", "IceStorm.TopicManager.Endpoints");
-    check(c.topics.publish_endpoints, "topics.publish_endpoints", "IceStorm.Publish.Endpoints");
+    // A udp Publish endpoint takes publishes as datagrams, as IceStorm's does.
+    check(c.topics.publish_endpoints, "topics.publish_endpoints", "IceStorm.Publish.Endpoints", true);
 }
 
 /// An indirect verifier or session manager with no locator configured cannot be reached (as in

@@ -193,13 +193,21 @@ void print_adapters_ready(const app::app_config& cfg, bool topics) {
     std::cout << std::flush;
 }
 
+/// IceBox.PrintServicesReady=<token>: "<token> ready" on stdout once the topic service listens,
+/// as an icebox prints it once its services (here: IceStorm) have started.
+void print_services_ready(const app::app_config& cfg, bool topics) {
+    const auto it = cfg.properties.find("IceBox.PrintServicesReady");
+    if (!topics || it == cfg.properties.end() || it->second.empty()) return;
+    std::cout << it->second << " ready" << std::endl;
+}
+
 /** The admin object (Ice.Admin.*): Process::shutdown drains as SIGTERM does and
     PropertiesAdmin::setProperties reloads as SIGHUP does, both by raising the signal that the
     main thread awaits, so each has exactly one code path. With Ice.Admin.ServerId and a locator
     (an IceGrid node sets both), its Process proxy is registered with the locator registry once
     the shards run, as an Ice server registers it; a failure is logged, not fatal. */
 std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app::app_config& cfg,
-                                               std::shared_ptr<admin_properties> props) {
+                                               std::shared_ptr<admin_properties> props, bool topics) {
     props->reset(cfg.properties);
     net::admin_hooks hooks{
         [] { ::kill(::getpid(), SIGTERM); },
@@ -208,6 +216,8 @@ std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app
             props->set(changes);
             ::kill(::getpid(), SIGHUP);
         },
+        // In an icebox's place the topic service is its IceStorm service (iceboxadmin shutdown).
+        topics ? std::vector<std::string>{"IceStorm"} : std::vector<std::string>{},
     };
     auto admin = std::make_unique<net::admin_object>(shards, cfg.admin, std::move(hooks));
     admin->start();
@@ -246,13 +256,14 @@ int main(int argc, char** argv) {
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
         if (cfg.topics.enabled) topics = std::make_unique<icestorm_bridge::topic_service>(*shards, cfg.topics, glacier2.get());
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
-        if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin);
+        if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
         shards->start();
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
         return 1;
     }
     print_adapters_ready(cfg, topics != nullptr);
+    print_services_ready(cfg, topics != nullptr);
     spdlog::info("{} ready: {} shard(s), client endpoints {}, server endpoints {}", version, shards->size(),
                  endpoints_text(cfg.router.client_endpoints), endpoints_text(cfg.router.server_endpoints));
     if (topics)

@@ -35,9 +35,10 @@ app::app_config load(const po::variables_map& vm) {
     if (vm.count("topic-manager"))
         t.topic_manager_endpoints = endpoints_or_throw("--topic-manager", vm["topic-manager"].as<std::string>());
     if (vm.count("publish")) t.publish_endpoints = endpoints_or_throw("--publish", vm["publish"].as<std::string>());
-    // udp (or ssl without a certificate) stops start-up: never served as tcp.
+    // udp on the TopicManager (or ssl without a certificate) stops start-up: never served as tcp.
+    // The Publish endpoints take udp: publishes as datagrams.
     net::require_served(t.topic_manager_endpoints, "command line", "--topic-manager", cfg.runtime.tls);
-    net::require_served(t.publish_endpoints, "command line", "--publish", cfg.runtime.tls);
+    net::require_served(t.publish_endpoints, "command line", "--publish", cfg.runtime.tls, true);
     if (vm.count("threads")) cfg.runtime.threads = vm["threads"].as<unsigned>();
     if (vm.count("store")) {
         t.transient = false;

@@ -129,8 +129,19 @@ void catalog::persist(write_fn write, topic_store::done_fn then) {
     then({});
 }
 
+bool catalog::refuse_long_key(call& k, const std::string& topic, const protocol::identity& subscriber) {
+    if (!svc_.store()) return false;  // transient: nothing is stored, no bound (as IceStorm)
+    const auto bytes = icestorm_key_bytes(svc_.cfg().instance_name, topic, subscriber);
+    if (bytes <= icestorm_key_bytes_max) return false;
+    k.database_failure("key of " + std::to_string(bytes) + " bytes for topic '" + topic.substr(0, 64) +
+                       (topic.size() > 64 ? "...'" : "'") + ": over IceStorm's bound of " +
+                       std::to_string(icestorm_key_bytes_max) + " bytes (topic name plus subscriber identity)");
+    return true;
+}
+
 void catalog::create(call& k, const std::string& name) {
     if (topics_.contains(name)) return k.raise("::IceStorm::TopicExists", name);
+    if (refuse_long_key(k, name, {})) return;
     trace(svc_.cfg().trace.topic_manager, "TopicManager", "creating topic '{}'", name);
     topics_[name];  // taken now: a second create while this one is being stored gets TopicExists
     persist([name](topic_store& st, topic_store::done_fn done) { st.put_topic(name, std::move(done)); },
@@ -215,9 +226,12 @@ void catalog::topic_op(call& k, const std::string& name) {
         });
     }
     if (op == "getSubscribers") {
+        // IceStorm delivers over a link as to a subscriber whose identity is the linked-to
+        // topic's, and lists it among the subscribers (icestormadmin's `subscribers` shows it).
         return k.ok([&](protocol::output_stream& os) {
-            os.write_size(static_cast<std::int32_t>(t.subscribers.size()));
+            os.write_size(static_cast<std::int32_t>(t.subscribers.size() + t.links.size()));
             for (const auto& [key, s] : t.subscribers) os.write_identity(s.id.view());
+            for (const auto& l : t.links) os.write_identity(l.topic.id.view());
         });
     }
     k.not_exist(protocol::reply_status::operation_not_exist);
@@ -257,6 +271,7 @@ void catalog::subscribe(call& k, const std::string& name) {
     auto s = std::make_shared<subscriber>(std::move(std::get<subscriber>(made)));
     auto& t = topics_[name];
     if (t.subscribers.contains(s->key)) return k.raise("::IceStorm::AlreadySubscribed", std::nullopt);
+    if (!s->session_local && refuse_long_key(k, name, s->id)) return;
     const unsigned shard = svc_.delivery_shard(*s);
     trace(svc_.cfg().trace.topic, "Topic", "topic '{}': subscribe '{}'{}", name, s->key,
           s->qos.ordered ? " (reliability=ordered)" : "");

@@ -3,6 +3,8 @@
 #include <moraine/icestorm_bridge/catalog.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/backend_pool.hpp>
+#include <moraine/net/datagram_pool.hpp>
+#include <moraine/net/locator_resolver.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
@@ -180,8 +182,10 @@ void local_topics::send_to_session(const std::string& topic, const sub_ptr& s, c
 
 void local_topics::send_external(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
                                  delivery_state::clock::time_point now) {
+    if (net::datagram_mode(*s->proxy)) return send_datagram(*s, ev, now);
     std::string failure;
-    auto backend = home_.backends().get(*s->proxy, failure);
+    auto backend = s->qos.connection_cached ? home_.backends().get(*s->proxy, failure)
+                                            : home_.backends().get(one_endpoint_of(*s->proxy), failure);
     if (!backend) {
         s->delivery.completed(token, delivery_outcome::transient, now, limits_);
         return;
@@ -201,6 +205,34 @@ void local_topics::send_external(const std::string& topic, const sub_ptr& s, con
     backend->send(frame_for(ev, s->target, true), std::move(done));
     ++s->delivered;
     ++events_delivered_;
+}
+
+void local_topics::send_datagram(subscriber& s, const event& ev, delivery_state::clock::time_point now) {
+    // A datagram subscriber (`-d`, `-D`) gets each event as one oneway request in one datagram;
+    // a batch datagram one too: a batch of one needs no flush timer (IceStorm.Flush.Timeout).
+    const auto frame = frame_for(ev, s.target, true);
+    datagram_.clear();
+    datagram_.insert(datagram_.end(), frame.head.begin(), frame.head.end());
+    if (frame.tail) datagram_.insert(datagram_.end(), frame.tail->begin(), frame.tail->end());
+    std::string failure;
+    if (!home_.datagrams().send(*s.proxy, datagram_, failure)) {
+        // No udp endpoint, or an event too large for a datagram: the send fails, as in IceStorm.
+        s.delivery.completed(0, delivery_outcome::transient, now, limits_);
+        return;
+    }
+    ++s.delivered;
+    ++events_delivered_;
+}
+
+protocol::proxy local_topics::one_endpoint_of(const protocol::proxy& p) {
+    // connectionCached=0: a fresh pick per event among the stream endpoints, so events spread
+    // over one connection per endpoint (backend_pool keeps a connection per single endpoint).
+    std::vector<const protocol::endpoint*> stream;
+    for (const auto& e : p.endpoints)
+        if (e.stream()) stream.push_back(&e);
+    if (stream.size() < 2) return p;
+    std::uniform_int_distribution<std::size_t> pick(0, stream.size() - 1);
+    return net::with_endpoints(p, {*stream[pick(random_)]});
 }
 
 void local_topics::on_result(const std::string& topic, const std::weak_ptr<subscriber>& w, std::uint64_t token,

@@ -30,8 +30,9 @@ std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string
             int ignored = 0;
             if (!parse_int(value, ignored)) return "invalid locator cache timeout (numeric value required): " + value;
         } else if (key == "connectionCached") {
-            int ignored = 0;
-            if (!parse_int(value, ignored)) return "invalid connection cached setting (numeric value required): " + value;
+            int cached = 0;
+            if (!parse_int(value, cached)) return "invalid connection cached setting (numeric value required): " + value;
+            q.connection_cached = cached > 0;
         }
     }
     return q;

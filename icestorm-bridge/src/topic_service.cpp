@@ -83,9 +83,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
-    auto bound_publish = shards_.listen(c.publish_endpoints, [this](net::shard& sh, net::transport s) {
-        std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
-    });
+    auto bound_publish = listen_publish(c.publish_endpoints);
     manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);
     publish_endpoints_ = published(bound_publish, c.publish_published_endpoints);
     if (!c.upstream.topic_manager) return;
@@ -101,6 +99,23 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
 }
 
 topic_service::~topic_service() = default;
+
+std::vector<protocol::endpoint> topic_service::listen_publish(const std::vector<protocol::endpoint>& endpoints) {
+    // Stream endpoints accept publisher connections; udp ones take publishes as datagrams. The
+    // bound endpoints keep the configured order: it is the order a publisher's proxy lists them.
+    std::vector<protocol::endpoint> streams, datagrams;
+    for (const auto& e : endpoints) (e.is_udp() ? datagrams : streams).push_back(e);
+    auto bound_streams = shards_.listen(streams, [this](net::shard& sh, net::transport s) {
+        std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
+    });
+    auto bound_datagrams = shards_.listen_datagrams(
+        datagrams, [this](net::shard& sh, const protocol::request_view& r) { dispatch_datagram(sh, r); });
+    std::vector<protocol::endpoint> bound;
+    auto next_stream = bound_streams.begin();
+    auto next_datagram = bound_datagrams.begin();
+    for (const auto& e : endpoints) bound.push_back(e.is_udp() ? *next_datagram++ : *next_stream++);
+    return bound;
+}
 
 void topic_service::open_store() {
     // Before the endpoints are bound: is_session_subscriber needs no endpoints of ours, and no
@@ -222,7 +237,7 @@ void topic_service::dispatch(topic_connection& c, const protocol::request_view& 
         if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
         return;
     }
-    if (publish_side) return dispatch_publish(c, r);
+    if (publish_side) return dispatch_publish(c.home(), &c, r);
     if (r.id.name != "TopicManager" && !r.id.name.starts_with("topic.")) {
         if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
         return;
@@ -263,13 +278,17 @@ void topic_service::dispatch_finder(topic_connection& c, const protocol::request
                                 [&](protocol::output_stream& os) { protocol::write_proxy(os, manager); }));
 }
 
-void topic_service::dispatch_publish(topic_connection& c, const protocol::request_view& r) {
-    const unsigned here = c.home().index();
+void topic_service::dispatch_datagram(net::shard& sh, const protocol::request_view& r) {
+    if (r.id.category == cfg().instance_name) dispatch_publish(sh, nullptr, r);
+}
+
+void topic_service::dispatch_publish(net::shard& sh, topic_connection* c, const protocol::request_view& r) {
+    const unsigned here = sh.index();
     auto& local = this->local(here);
     const std::string_view name = r.id.name;
-    const bool twoway = r.request_id != 0;
+    const bool twoway = r.request_id != 0 && c;
     auto answer_void = [&] {
-        if (twoway) c.enqueue(net::reply_void(r.request_id, r.params.encoding));
+        if (twoway) c->enqueue(net::reply_void(r.request_id, r.params.encoding));
     };
     if (name.ends_with(".publish")) {
         std::string topic(name.substr(0, name.size() - 8));
@@ -280,7 +299,7 @@ void topic_service::dispatch_publish(topic_connection& c, const protocol::reques
     } else if (name.ends_with(".link")) {
         std::string topic(name.substr(0, name.size() - 5));
         if (local.exists(topic) && r.operation == "forward") {
-            if (forward_linked(c, topic, r)) answer_void();
+            if (forward_linked(sh, c, topic, r)) answer_void();
             return;
         }
     } else if (name.starts_with("topic.")) {
@@ -293,10 +312,11 @@ void topic_service::dispatch_publish(topic_connection& c, const protocol::reques
             return answer_void();
         }
     }
-    if (twoway) c.enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
+    if (twoway) c->enqueue(net::reply_not_exist(r, protocol::reply_status::object_not_exist));
 }
 
-bool topic_service::forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r) {
+bool topic_service::forward_linked(net::shard& sh, topic_connection* c, const std::string& topic,
+                                   const protocol::request_view& r) {
     // TopicLink::forward(EventDataSeq): each EventData {op, mode, data (the params encapsulation), context}.
     protocol::input_stream in(r.params.payload(), r.params.encoding);
     const auto n = in.read_size();
@@ -316,11 +336,11 @@ bool topic_service::forward_linked(topic_connection& c, const std::string& topic
         if (in.ok() && !bad_data) events.push_back(make_event(topic, op, mode, data, ctx.raw, event_cost(ctx)));
     }
     if (!in.ok() || bad_data) {
-        if (r.request_id != 0)
-            c.enqueue(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
+        if (r.request_id != 0 && c)
+            c->enqueue(net::reply_unknown_local(r.request_id, "::Ice::MarshalException:\nprotocol error: bad EventDataSeq"));
         return false;
     }
-    for (auto& ev : events) publish(c.home().index(), std::move(ev));
+    for (auto& ev : events) publish(sh.index(), std::move(ev));
     return true;
 }
 

@@ -14,6 +14,15 @@
 
 namespace moraine::icestorm_bridge {
 
+std::size_t icestorm_key_bytes(std::string_view instance_name, std::string_view topic,
+                               const protocol::identity& subscriber) {
+    // A 1.1 string: a size (1 byte below 255, else 5), then its bytes. The topic's identity is
+    // its proxy's, {"topic.<name>", <instance name>} (docs/icestorm.md §2).
+    auto string_bytes = [](std::size_t n) -> std::size_t { return (n < 255 ? 1 : 5) + n; };
+    return string_bytes(6 + topic.size()) + string_bytes(instance_name.size()) + string_bytes(subscriber.name.size()) +
+           string_bytes(subscriber.category.size());
+}
+
 namespace {
 
 constexpr const char* file_name = "moraine-topics.sqlite3";

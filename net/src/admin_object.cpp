@@ -1,4 +1,5 @@
-// The Ice admin object and its Process and Properties facets (see admin_object.hpp).
+// The Ice admin object and its Process and Properties facets (see admin_object.hpp);
+// IceBox.ServiceManager is in admin_service_manager.cpp.
 #include <moraine/net/admin_object.hpp>
 
 #include <moraine/net/ice_connection.hpp>
@@ -121,22 +122,27 @@ std::vector<protocol::endpoint> admin_object::start() {
 std::optional<protocol::byte_buffer> admin_object::dispatch(const protocol::request_view& r) {
     if (r.id.name != "admin" || r.id.category != cfg_.instance_name)
         return reply_not_exist(r, protocol::reply_status::object_not_exist);
-    if (!cfg_.serves(r.facet) || (r.facet != "Process" && r.facet != "Properties"))
-        return reply_not_exist(r, protocol::reply_status::facet_not_exist);
-    return r.facet == "Process" ? process_op(r) : properties_op(r);
+    const bool known = r.facet == "Process" || r.facet == "Properties" ||
+                       (r.facet == "IceBox.ServiceManager" && !hooks_.services.empty());
+    if (!known || !cfg_.serves(r.facet)) return reply_not_exist(r, protocol::reply_status::facet_not_exist);
+    if (r.facet == "Process") return process_op(r);
+    if (r.facet == "Properties") return properties_op(r);
+    return service_manager_op(r);
+}
+
+protocol::byte_buffer admin_object::shut_down(const protocol::request_view& r, std::string_view what) {
+    spdlog::info("admin: {}", what);
+    auto reply = reply_void(r.request_id, r.params.encoding);
+    shut_down_.store(true, std::memory_order_relaxed);
+    hooks_.shutdown();
+    return reply;
 }
 
 std::optional<protocol::byte_buffer> admin_object::process_op(const protocol::request_view& r) {
     bool malformed = false;
     if (auto reply = answer_object_op(r, process_ids, process_ids[1], malformed)) return reply;
     protocol::input_stream in(r.params.payload(), r.params.encoding);
-    if (r.operation == "shutdown") {
-        spdlog::info("admin: Process::shutdown");
-        auto reply = reply_void(r.request_id, r.params.encoding);
-        shut_down_.store(true, std::memory_order_relaxed);
-        hooks_.shutdown();
-        return reply;
-    }
+    if (r.operation == "shutdown") return shut_down(r, "Process::shutdown");
     if (r.operation == "writeMessage") {
         const std::string message(in.read_string());
         const auto fd = in.read_int();

@@ -218,9 +218,9 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
 }
 
 void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key,
-                    const tls_config& tls) {
+                    const tls_config& tls, bool datagrams) {
     for (const auto& e : endpoints) {
-        if (e.is_tcp() || e.is_ws()) continue;
+        if (e.is_tcp() || e.is_ws() || (datagrams && e.is_udp())) continue;
         if (e.secure()) {
             require_server_certificate(tls, key);
             continue;

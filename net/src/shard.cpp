@@ -1,6 +1,7 @@
 #include <moraine/net/shard.hpp>
 
 #include <moraine/net/backend_pool.hpp>
+#include <moraine/net/datagram_pool.hpp>
 #include <moraine/net/ice_connection.hpp>
 #include <moraine/net/locator_resolver.hpp>
 #include <moraine/net/shard_set.hpp>
@@ -26,6 +27,11 @@ constexpr metric_family queue_bytes{"moraine_queue_bytes", "gauge",
 constexpr metric_family reads_held{
     "moraine_reads_held_total", "counter",
     "Times a publisher's or back end's connection stopped reading because the memory budget was spent."};
+constexpr metric_family datagrams_dropped{
+    "moraine_datagrams_dropped_total", "counter",
+    "Datagrams received on a udp endpoint that were not one whole oneway Ice message (dropped)."};
+constexpr metric_family datagrams_lost{"moraine_datagrams_lost_total", "counter",
+                                       "Datagrams to a udp subscriber or back end that the kernel did not take (lost)."};
 constexpr metric_family budget_held{"moraine_memory_budget_held_bytes", "gauge",
                                     "Bytes held against the memory budget (all shards; reported by shard 0)."};
 constexpr metric_family forward_latency{
@@ -35,7 +41,7 @@ constexpr metric_family forward_latency{
 
 shard::shard(shard_set& set, unsigned index, std::shared_ptr<const runtime_config> cfg)
     : set_(set), index_(index), cfg_(std::move(cfg)), backends_(std::make_unique<backend_pool>(*this)),
-      scratch_(scratch_bytes) {
+      datagrams_(std::make_unique<datagram_pool>(*this)), scratch_(scratch_bytes) {
     if (cfg_->locator)
         resolver_ = std::make_unique<locator_resolver>(invoke_locator(*this, *cfg_->locator), set.locator_answers());
 }
@@ -56,6 +62,8 @@ metric_sink shard::collect() {
     s.add(heartbeats, static_cast<double>(metrics_.heartbeats_sent));
     s.add(queue_bytes, static_cast<double>(metrics_.queue_bytes));
     s.add(reads_held, static_cast<double>(metrics_.reads_held));
+    s.add(datagrams_dropped, static_cast<double>(metrics_.datagrams_dropped));
+    s.add(datagrams_lost, static_cast<double>(datagrams_->lost()));
     if (budget_ && index_ == 0) s.add(budget_held, static_cast<double>(budget_->held()));
     s.add(forward_latency, metrics_.forward_latency);
     for (auto& fn : collectors_) fn(s);
@@ -65,6 +73,7 @@ metric_sink shard::collect() {
 void shard::begin_drain() {
     boost::system::error_code ignored;
     for (auto& a : acceptors_) a->close(ignored);
+    for (auto& d : datagram_sockets_) d->close(ignored);
     for (auto& d : drains_)
         if (d.begin) d.begin();
 }
@@ -87,8 +96,10 @@ void shard::stop() {
     asio::post(io_, [this] {
         boost::system::error_code ignored;
         for (auto& a : acceptors_) a->close(ignored);
+        for (auto& d : datagram_sockets_) d->close(ignored);
         for (auto& hook : stop_hooks_) hook();
         backends_->close_all();
+        datagrams_->close_all();
         work_.reset();
         io_.stop();
     });

@@ -53,6 +53,19 @@ std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint
     return endpoints;
 }
 
+std::vector<protocol::endpoint> shard_set::listen_datagrams(std::vector<protocol::endpoint> endpoints,
+                                                           const datagram_handler& on_request) {
+    for (auto& ep : endpoints) {
+        ensure_datagram_port_free(*shards_.front(), ep);
+        for (auto& sh : shards_) {
+            auto socket = bind_datagram(*sh, ep);
+            ep.port = socket.local_endpoint().port();
+            start_receiving(*sh, std::move(socket), on_request);
+        }
+    }
+    return endpoints;
+}
+
 void shard_set::start() {
     for (auto& sh : shards_) threads_.emplace_back([s = sh.get()] { s->run(); });
 }

@@ -53,7 +53,8 @@ struct admin_object : ::testing::Test {
     net::admin_object admin{shards, net::read_admin_config(props({{"Ice.Admin.Endpoints", "tcp -h 127.0.0.1"},
                                                                   {"Ice.Admin.InstanceName", "Glacier2"}})),
                             net::admin_hooks{[this] { ++shutdowns; }, [this] { return in_force; },
-                                             [this](std::map<std::string, std::string> c) { set = std::move(c); }}};
+                                             [this](std::map<std::string, std::string> c) { set = std::move(c); },
+                                             {"IceStorm"}}};
 
     /// Dispatches `message`; returns the reply's status and payload (after the status byte).
     std::pair<protocol::reply_status, protocol::byte_buffer> call(const protocol::byte_buffer& message) {
@@ -152,4 +153,40 @@ TEST_F(admin_object, malformed_params_are_a_marshal_error_not_a_crash) {
     }));
     EXPECT_EQ(status, protocol::reply_status::unknown_local_exception);
     EXPECT_TRUE(set.empty());
+}
+
+TEST_F(admin_object, service_manager_shutdown_calls_the_hook_as_process_shutdown_does) {
+    const auto [status, payload] = call(request("Glacier2", "IceBox.ServiceManager", "shutdown"));
+    EXPECT_EQ(status, protocol::reply_status::ok);
+    EXPECT_EQ(shutdowns, 1);
+    EXPECT_TRUE(admin.shut_down());
+}
+
+TEST_F(admin_object, service_manager_knows_only_its_hosted_services) {
+    auto service = [](const char* name) { return [name](protocol::output_stream& os) { os.write_string(name); }; };
+    auto [status, payload] = call(request("Glacier2", "IceBox.ServiceManager", "startService", service("IceStorm")));
+    EXPECT_EQ(status, protocol::reply_status::user_exception);
+    EXPECT_NE(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()).find("AlreadyStartedException"),
+              std::string::npos);
+    std::tie(status, payload) = call(request("Glacier2", "IceBox.ServiceManager", "stopService", service("Other")));
+    EXPECT_EQ(status, protocol::reply_status::user_exception);
+    EXPECT_NE(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()).find("NoSuchServiceException"),
+              std::string::npos);
+    std::tie(status, payload) = call(request("Glacier2", "IceBox.ServiceManager", "stopService", service("IceStorm")));
+    EXPECT_EQ(status, protocol::reply_status::unknown_local_exception);
+    EXPECT_EQ(shutdowns, 0);
+}
+
+TEST_F(admin_object, no_service_manager_facet_without_hosted_services) {
+    net::admin_object plain{shards, net::read_admin_config(props({{"Ice.Admin.Endpoints", "tcp -h 127.0.0.1"},
+                                                                  {"Ice.Admin.InstanceName", "Glacier2"}})),
+                            net::admin_hooks{[] {}, [] { return std::map<std::string, std::string>{}; }, {}, {}}};
+    const auto message = request("Glacier2", "IceBox.ServiceManager", "shutdown");
+    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+    ASSERT_TRUE(r);
+    auto reply = plain.dispatch(*r);
+    ASSERT_TRUE(reply);
+    auto d = protocol::decode_reply(protocol::byte_view(*reply).subspan(protocol::header_size));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->status, protocol::reply_status::facet_not_exist);
 }

@@ -68,6 +68,9 @@ private:
     void manager_op(call& k);
     void topic_op(call& k, const std::string& name);
     void create(call& k, const std::string& name);
+    /// With a topic database: answers UnknownLocalException and returns true when IceStorm's
+    /// key for `topic` and `subscriber` would pass icestorm_key_bytes_max.
+    bool refuse_long_key(call& k, const std::string& topic, const protocol::identity& subscriber);
     void subscribe(call& k, const std::string& name);
     void unsubscribe(call& k, const std::string& name);
     void link(call& k, const std::string& name);

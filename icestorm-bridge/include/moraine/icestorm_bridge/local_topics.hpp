@@ -7,6 +7,7 @@
 #include <moraine/net/backend_connection.hpp>
 
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -82,6 +83,10 @@ private:
                          delivery_state::clock::time_point now);
     void send_external(const std::string& topic, const sub_ptr& s, const event& ev, std::uint64_t token,
                        delivery_state::clock::time_point now);
+    /// A datagram or batch datagram subscriber: the event as one datagram (no reply, no window).
+    void send_datagram(subscriber& s, const event& ev, delivery_state::clock::time_point now);
+    /// `p` with one of its stream endpoints, picked at random (QoS connectionCached=0).
+    protocol::proxy one_endpoint_of(const protocol::proxy& p);
     /// The reply (nullptr: no reply, the connection failed) to the twoway event `token` of `s`.
     void on_result(const std::string& topic, const std::weak_ptr<subscriber>& s, std::uint64_t token,
                    const protocol::reply_view* r);
@@ -103,6 +108,8 @@ private:
     std::unordered_map<std::string, std::vector<sub_ptr>> subscribers_;
     std::vector<std::pair<std::string, std::string>> dead_;
     bool delivering_ = false;
+    protocol::byte_buffer datagram_;  // one datagram's bytes, reused: a datagram is one contiguous message
+    std::minstd_rand random_{std::random_device{}()};
     unsigned long events_delivered_ = 0, events_dropped_ = 0;
 };
 

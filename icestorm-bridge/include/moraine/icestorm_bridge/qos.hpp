@@ -12,12 +12,16 @@ namespace moraine::icestorm_bridge {
 struct qos {
     bool ordered = false;  ///< reliability=ordered: twoway, one at a time
     int retry_count = 0;   ///< transient failures tolerated before removal; -1 = forever
+    /// connectionCached (default 1): 0 sends each event over a connection to an endpoint picked
+    /// at random among the subscriber's, as Ice's ice_connectionCached(false) does: the
+    /// per-request load balancing of a subscriber with several endpoints.
+    bool connection_cached = true;
 };
 
 /** Parses an IceStorm::QoS dictionary for a subscriber whose proxy is twoway or not.
     @return the QoS, or the BadQoS reason in IceStorm 3.7.8's words: an unknown reliability,
     "ordered reliability requires a twoway proxy", a non-numeric locatorCacheTimeout or
-    connectionCached. retryCount is never refused (non-numeric = 0), as IceStorm does. */
+    connectionCached (a number; above 0 = cached). retryCount is never refused (non-numeric = 0), as IceStorm does. */
 std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string, std::string>>& entries, bool twoway);
 
 }  // namespace moraine::icestorm_bridge

@@ -69,14 +69,21 @@ public:
 
     /// Serves one request that arrived on a TopicManager (`publish_side` false) or Publish endpoint.
     void dispatch(topic_connection& c, const protocol::request_view& r, bool publish_side);
+    /// Serves one request that arrived in a datagram on a udp Publish endpoint, on shard `sh`:
+    /// a publish (or a TopicLink::forward) as over tcp, never answered (a datagram is oneway).
+    void dispatch_datagram(net::shard& sh, const protocol::request_view& r);
 
 private:
     /// Opens cfg_.store_dir's topic database and restores the catalog from it.
     void open_store();
-    void dispatch_publish(topic_connection& c, const protocol::request_view& r);
+    /// Binds the Publish endpoints (tcp, ssl, ws, wss and udp). @return them as bound.
+    std::vector<protocol::endpoint> listen_publish(const std::vector<protocol::endpoint>& endpoints);
+    /// A request to a publisher or link object, received on shard `sh`; `c` answers a twoway one
+    /// (null for a datagram).
+    void dispatch_publish(net::shard& sh, topic_connection* c, const protocol::request_view& r);
     /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
     void dispatch_finder(topic_connection& c, const protocol::request_view& r);
-    bool forward_linked(topic_connection& c, const std::string& topic, const protocol::request_view& r);
+    bool forward_linked(net::shard& sh, topic_connection* c, const std::string& topic, const protocol::request_view& r);
     /// Forwards `ev` to each link of its topic (TopicLink::forward), except links in an outage
     /// whose next probe is not due (link_backoff: the event is counted as lost).
     void forward_over_links(net::shard& sh, const event& ev);

@@ -26,6 +26,18 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/** IceStorm 3.7 keys its database (LMDB) by two Ice identities, the topic's and the
+    subscriber's (empty for the topic itself), and LMDB keys hold at most 511 bytes: a longer
+    topic name or subscriber identity fails there with an UnknownException, in persistent mode
+    only. Moraine's database has no such limit, but keeps IceStorm's, so that what one accepts
+    the other accepts too (docs/icestorm.md §8). */
+inline constexpr std::size_t icestorm_key_bytes_max = 511;
+
+/// The size (bytes) of IceStorm's database key for subscriber `subscriber` (empty for the topic
+/// itself) of topic `topic` of the service `instance_name`: both identities in the 1.1 encoding.
+std::size_t icestorm_key_bytes(std::string_view instance_name, std::string_view topic,
+                               const protocol::identity& subscriber);
+
 /// One stored subscription: its topic, the subscriber proxy and the QoS it subscribed with.
 struct stored_subscriber {
     std::string topic;

@@ -45,9 +45,14 @@ struct admin_hooks {
     /// PropertiesAdmin::setProperties: set these (an empty value removes the key), then apply
     /// what a SIGHUP reload applies.
     std::function<void(std::map<std::string, std::string>)> set_properties;
+    /// The services this process hosts as an IceBox would (`IceStorm` when the topic service is
+    /// on): when not empty, the `IceBox.ServiceManager` facet is served too, so `iceboxadmin`
+    /// and IceGrid stop a Moraine that stands in for an icebox running IceStorm.
+    std::vector<std::string> services;
 };
 
-/** Serves the admin object on the configured endpoints, on every shard. */
+/** Serves the admin object on the configured endpoints, on every shard: the `Process` and
+    `Properties` facets, and `IceBox.ServiceManager` when admin_hooks::services names any. */
 class admin_object {
 public:
     admin_object(shard_set& shards, admin_config cfg, admin_hooks hooks);
@@ -70,6 +75,13 @@ public:
 private:
     std::optional<protocol::byte_buffer> process_op(const protocol::request_view& r);
     std::optional<protocol::byte_buffer> properties_op(const protocol::request_view& r);
+    /// IceBox::ServiceManager: shutdown (as Process::shutdown), getSliceChecksums (empty),
+    /// startService (AlreadyStartedException for a hosted service, NoSuchServiceException for
+    /// another), stopService (NoSuchServiceException for another; a hosted service runs as long
+    /// as the process: UnknownException). addObserver is not served (OperationNotExist).
+    std::optional<protocol::byte_buffer> service_manager_op(const protocol::request_view& r);
+    /// Process::shutdown and ServiceManager::shutdown: the reply, then the shutdown hook.
+    protocol::byte_buffer shut_down(const protocol::request_view& r, std::string_view what);
 
     shard_set& shards_;
     admin_config cfg_;

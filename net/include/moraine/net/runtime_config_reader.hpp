@@ -24,10 +24,11 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     keys; relative paths are relative to `dir`, the YAML file's directory). @throws config_error. */
 runtime_config read_runtime_config(yaml_section& root, const std::filesystem::path& dir);
 
-/** Refuses an endpoint the runtime cannot serve as configured: udp and opaque types, and ssl
-    or wss without a certificate (require_server_certificate). A configured endpoint must never
-    be served as something else. @throws config_error(at, key, "...") naming the endpoint. */
+/** Refuses an endpoint the runtime cannot serve as configured: opaque types, udp unless
+    `datagrams` (only the topic service's Publish endpoints take datagrams), and ssl or wss
+    without a certificate (require_server_certificate). A configured endpoint must never be
+    served as something else. @throws config_error(at, key, "...") naming the endpoint. */
 void require_served(const std::vector<protocol::endpoint>& endpoints, const std::string& at, const std::string& key,
-                    const tls_config& tls);
+                    const tls_config& tls, bool datagrams = false);
 
 }  // namespace moraine::net

@@ -18,6 +18,7 @@ namespace moraine::net {
 
 class shard_set;
 class backend_pool;
+class datagram_pool;
 class ice_connection;
 class tls_contexts;
 class locator_resolver;
@@ -42,6 +43,7 @@ struct shard_metrics {
     std::array<unsigned long, close_reason_count> closed{};  ///< connections closed, by close_reason
     unsigned long close_messages_pending = 0;  ///< graceful closes whose close-connection message is unwritten
     unsigned long reads_held = 0;  ///< times a connection stopped reading because the memory budget was spent
+    unsigned long datagrams_dropped = 0;  ///< datagrams received that were not one whole oneway Ice message
     latency_histogram forward_latency;  ///< forwarded twoway request -> its reply relayed (seconds)
 };
 
@@ -61,6 +63,8 @@ public:
     asio::any_io_executor executor() { return io_.get_executor(); }
     const runtime_config& cfg() const noexcept { return *cfg_; }
     backend_pool& backends() noexcept { return *backends_; }
+    /// This shard's udp senders (datagram and batch datagram proxies).
+    datagram_pool& datagrams() noexcept { return *datagrams_; }
     /// Resolves indirect proxies through Ice.Default.Locator; null when no locator is configured.
     locator_resolver* resolver() noexcept { return resolver_.get(); }
     /// The TLS contexts for new ssl/wss connections, incoming and outgoing; null without TLS.
@@ -99,6 +103,8 @@ public:
     void add_drain(drain_hooks h) { drains_.push_back(std::move(h)); }
     /// An acceptor to close when the shard stops accepting (drain) or stops.
     void add_acceptor(std::shared_ptr<tcp::acceptor> a) { acceptors_.push_back(std::move(a)); }
+    /// A receiving udp socket (datagram_listener) to close when the shard drains or stops.
+    void add_datagram_socket(std::shared_ptr<asio::ip::udp::socket> s) { datagram_sockets_.push_back(std::move(s)); }
     /// Accepted connections, which a drain closes with a close-connection message.
     void add_accepted(ice_connection* c) { accepted_.insert(c); }
     void remove_accepted(ice_connection* c) noexcept { accepted_.erase(c); }
@@ -125,6 +131,7 @@ private:
     asio::io_context io_{1};
     asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
     std::unique_ptr<backend_pool> backends_;
+    std::unique_ptr<datagram_pool> datagrams_;
     std::unique_ptr<locator_resolver> resolver_;
     std::shared_ptr<const tls_contexts> tls_;
     std::vector<std::byte> scratch_;
@@ -132,6 +139,7 @@ private:
     std::vector<std::function<void(metric_sink&)>> collectors_;
     std::vector<drain_hooks> drains_;
     std::vector<std::shared_ptr<tcp::acceptor>> acceptors_;
+    std::vector<std::shared_ptr<asio::ip::udp::socket>> datagram_sockets_;
     std::unordered_set<ice_connection*> accepted_;
     shard_metrics metrics_;
     memory_budget* budget_ = nullptr;

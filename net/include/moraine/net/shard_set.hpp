@@ -1,6 +1,7 @@
 #pragma once
 // All shards, their threads, and the messages between them (docs/style.md §7).
 #include <moraine/net/asio.hpp>
+#include <moraine/net/datagram_listener.hpp>
 #include <moraine/net/listener.hpp>
 #include <moraine/net/locator_cache.hpp>
 #include <moraine/net/runtime_config.hpp>
@@ -64,6 +65,14 @@ public:
     /// @return the endpoints as bound (real ports). @throws boost::system::system_error;
     /// config_error for an ssl endpoint without TLS settings.
     std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept);
+
+    /** Binds udp `endpoints` on every shard (SO_REUSEPORT; port 0 is chosen by shard 0 and reused
+        by the others); each request received in a datagram goes to `on_request` on the receiving
+        shard (datagram_listener). Call before start().
+        @return the endpoints as bound (real ports). @throws boost::system::system_error, also
+        ("address in use") when another socket is bound to the port. */
+    std::vector<protocol::endpoint> listen_datagrams(std::vector<protocol::endpoint> endpoints,
+                                                     const datagram_handler& on_request);
 
     /// Starts the shard threads.
     void start();

@@ -32,6 +32,8 @@ struct endpoint {
     bool is_ssl() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::ssl); }
     bool is_ws() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::ws); }
     bool is_wss() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::wss); }
+    /// udp: one whole Ice message per datagram, oneway only (docs/ice-wire.md §3).
+    bool is_udp() const noexcept { return type == static_cast<std::int16_t>(endpoint_type::udp); }
     /// ws or wss: Ice messages in WebSocket binary frames (docs/transports.md §1).
     bool websocket() const noexcept { return is_ws() || is_wss(); }
     /// ssl or wss: the bytes travel inside TLS.
