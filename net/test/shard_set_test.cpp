@@ -1,0 +1,114 @@
+// shard_set: the shards and their threads. Checked: one shard per configured thread, work posted
+// with invoke_on runs on the target shard's own thread, the per-address connection limit,
+// listen() on port 0 sharing one real port across shards, and stop hooks run at stop.
+#include "loop_harness.hpp"
+
+#include <moraine/net/shard_set.hpp>
+#include <moraine/protocol/endpoint.hpp>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+using namespace moraine;
+
+TEST(shard_set, makes_one_shard_per_thread_with_its_index) {
+    net::shard_set shards(test::runtime(3));
+    ASSERT_EQ(shards.size(), 3u);
+    for (unsigned i = 0; i < 3; ++i) {
+        EXPECT_EQ(shards.at(i).index(), i);
+        EXPECT_EQ(&shards.at(i).set(), &shards);
+        EXPECT_EQ(shards.at(i).budget(), &shards.budget());
+    }
+}
+
+TEST(shard_set, invoke_on_runs_on_the_target_shards_thread) {
+    net::shard_set shards(test::runtime(2));
+    shards.start();
+    std::promise<std::thread::id> on0, on1;
+    std::promise<unsigned> index1;
+    shards.invoke_on(0, [&](net::shard&) { on0.set_value(std::this_thread::get_id()); });
+    shards.invoke_on(1, [&](net::shard& sh) {
+        index1.set_value(sh.index());
+        on1.set_value(std::this_thread::get_id());
+    });
+    auto f0 = on0.get_future(), f1 = on1.get_future();
+    auto fi = index1.get_future();
+    ASSERT_EQ(f0.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    ASSERT_EQ(f1.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    EXPECT_EQ(fi.get(), 1u);
+    const auto t0 = f0.get(), t1 = f1.get();
+    EXPECT_NE(t0, t1) << "two shards, two threads";
+    EXPECT_NE(t0, std::this_thread::get_id());
+    EXPECT_NE(t1, std::this_thread::get_id());
+    shards.stop();
+    shards.join();
+}
+
+TEST(shard_set, work_crossing_shards_comes_back_to_the_sender) {
+    net::shard_set shards(test::runtime(2));
+    shards.start();
+    std::promise<unsigned> back;
+    // Shard 0 asks shard 1, which answers on shard 0: the pattern of a callback reply.
+    shards.invoke_on(0, [&shards, &back](net::shard&) {
+        shards.invoke_on(1, [&shards, &back](net::shard& there) {
+            const unsigned from = there.index();
+            shards.invoke_on(0, [&back, from](net::shard& home) { back.set_value(from * 10 + home.index()); });
+        });
+    });
+    auto f = back.get_future();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    EXPECT_EQ(f.get(), 10u);
+    shards.stop();
+    shards.join();
+}
+
+TEST(shard_set, stop_runs_each_shards_stop_hooks_on_its_thread_and_join_returns) {
+    net::shard_set shards(test::runtime(2));
+    std::atomic<int> ran{0};
+    std::thread::id hook0;
+    shards.at(0).on_stop([&] {
+        hook0 = std::this_thread::get_id();
+        ++ran;
+    });
+    shards.at(1).on_stop([&] { ++ran; });
+    shards.start();
+    shards.stop();
+    shards.join();
+    EXPECT_EQ(ran.load(), 2);
+    EXPECT_NE(hook0, std::this_thread::get_id());
+    shards.stop();  // idempotent
+}
+
+TEST(shard_set, admit_connection_counts_per_address_up_to_the_limit) {
+    net::shard_set shards(test::runtime(1, [](net::runtime_config& c) { c.connections_per_address = 2; }));
+    const auto a = net::asio::ip::make_address("192.0.2.1"), b = net::asio::ip::make_address("192.0.2.2");
+    EXPECT_TRUE(shards.admit_connection(a));
+    EXPECT_TRUE(shards.admit_connection(a));
+    EXPECT_FALSE(shards.admit_connection(a)) << "a third from the same address";
+    EXPECT_TRUE(shards.admit_connection(b)) << "another address has its own count";
+    shards.release_connection(a);
+    EXPECT_TRUE(shards.admit_connection(a)) << "a closed connection frees its place";
+    shards.release_connection(net::asio::ip::make_address("192.0.2.9"));  // never counted: no effect
+    EXPECT_FALSE(shards.admit_connection(a));
+}
+
+TEST(shard_set, listen_on_port_zero_binds_one_real_port_on_every_shard) {
+    auto shards = test::owned_shards(2);
+    std::vector<unsigned> accepted_on;
+    auto bound = shards->listen(*protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0"),
+                                [&](net::shard& sh, net::transport t) {
+                                    accepted_on.push_back(sh.index());
+                                    EXPECT_FALSE(t.secure());
+                                });
+    ASSERT_EQ(bound.size(), 1u);
+    EXPECT_NE(bound[0].port, 0);
+    EXPECT_EQ(bound[0].host, "127.0.0.1");
+    // A client connects: one of the shards accepts it and hands it over.
+    net::asio::io_context client_io;
+    net::tcp::socket client(client_io);
+    client.connect({net::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(bound[0].port)});
+    ASSERT_TRUE(test::run_until(*shards, [&] { return accepted_on.size() == 1; }));
+    EXPECT_LT(accepted_on[0], 2u);
+}
