@@ -1,5 +1,8 @@
 #include <moraine/net/shard_set.hpp>
 #include <moraine/router/session_router.hpp>
+#include <moraine/router/session_shard.hpp>
+
+#include "glacier2_harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -69,4 +72,36 @@ TEST(session_shard, session_servants_are_recognised_by_the_server_endpoints) {
     router::session_router glacier2(shards, std::make_shared<const router::config>(cfg));
     EXPECT_TRUE(glacier2.hosts(*protocol::proxy_from_string("cat/cb -t:tcp -h 127.0.0.1 -p 4064")));
     EXPECT_FALSE(glacier2.hosts(*protocol::proxy_from_string("cat/cb -t:tcp -h 127.0.0.1 -p 4065")));
+}
+
+TEST(session_shard, the_session_table_finds_registers_and_forgets_by_category) {
+    test::glacier2 g;
+    auto& c = g.connect();
+    auto& local = g.local();
+    EXPECT_EQ(local.session_count(), 0u);
+    EXPECT_EQ(local.find_session("abc"), nullptr);
+    local.add_session("abc", c.conn.get());
+    EXPECT_EQ(local.session_count(), 1u);
+    EXPECT_EQ(local.find_session("abc"), c.conn.get());
+    EXPECT_EQ(local.find_session(std::string_view("abcd").substr(0, 3)), c.conn.get()) << "looked up by view";
+    local.remove_session("abc");
+    EXPECT_EQ(local.find_session("abc"), nullptr);
+    local.remove_session("abc");  // already gone: no effect
+    EXPECT_EQ(local.session_count(), 0u);
+    EXPECT_THROW(local.add_session(std::string(25, 'x'), c.conn.get()), std::length_error)
+        << "longer than a category_key holds";
+}
+
+TEST(session_shard, reconfigure_replaces_the_configuration_this_shard_sees) {
+    test::glacier2 g;
+    auto& local = g.local();
+    EXPECT_EQ(local.cfg().routing_table_max, 1000u);
+    EXPECT_FALSE(local.draining());
+    auto fresh = test::glacier2_config();
+    fresh.routing_table_max = 3;
+    local.reconfigure(std::make_shared<const router::config>(fresh), nullptr);
+    EXPECT_EQ(local.cfg().routing_table_max, 3u);
+    auto& c = g.connect();
+    ASSERT_FALSE(g.create_session(c).empty());
+    EXPECT_EQ(c.conn->current_session()->routes.max_size(), 3u) << "sessions created after a reload use it";
 }
