@@ -92,7 +92,7 @@ void session_client::drop_connection(const error_info& why) {
     event_.cancel();
     std::vector<protocol::byte_buffer>().swap(out_);
     out_bytes_ = 0;
-    protocol::byte_buffer().swap(partial_);
+    in_.reset();
     auto pending = std::move(pending_);
     pending_.clear();
     const error_info failed = why ? why : lost("session closed");
@@ -242,43 +242,23 @@ error_info session_client::read_error(const boost::system::error_code& ec) const
 }
 
 bool session_client::on_bytes(protocol::byte_view data) {
-    std::size_t consumed = 0;
-    if (partial_.empty()) {
-        const bool ok = parse_all(data, consumed);
-        if (ok && consumed < data.size()) partial_.assign(data.begin() + consumed, data.end());
-        return ok;
-    }
-    partial_.insert(partial_.end(), data.begin(), data.end());
-    const bool ok = parse_all(partial_, consumed);
-    if (!ok) return false;
-    partial_.erase(partial_.begin(), partial_.begin() + static_cast<std::ptrdiff_t>(consumed));
-    if (partial_.empty()) protocol::byte_buffer().swap(partial_);  // give a large message's memory back
-    return true;
-}
-
-bool session_client::parse_all(protocol::byte_view data, std::size_t& consumed) {
-    // A message may close the connection (and free partial_, which `data` may view): stop then.
+    // A message may close the connection (and reset in_): stop then.
     const std::uint32_t gen = conn_gen_;
-    while (!gone(gen)) {
-        boost::system::error_code ec;
-        auto frame = protocol::parse_frame(data.subspan(consumed), limits(), ec);
-        if (ec) {
-            close(make_error(errc::protocol_error, ec.message()));
-            return false;
-        }
-        if (!frame) return true;
-        consumed += frame->size();
-        on_frame(*frame);
-    }
-    return false;
+    boost::system::error_code ec;
+    const bool more = in_.feed(data, limits(), ec, [this, gen](const protocol::frame_view& frame) {
+        on_frame(frame);
+        return !gone(gen);
+    });
+    if (ec) close(make_error(errc::protocol_error, ec.message()));
+    return more;
 }
 
 void session_client::on_frame(const protocol::frame_view& frame) {
     if (frame.header.compression != protocol::compression_status::compressed) return on_message(frame);
-    auto plain = protocol::decompress_message(frame, limits());
+    protocol::byte_buffer plain;
     boost::system::error_code ec;
-    auto inner = plain ? protocol::parse_frame(*plain, protocol::limits{0}, ec) : std::nullopt;
-    if (!inner || inner->size() != plain->size()) return close(make_error(errc::protocol_error, "bad compressed message"));
+    const auto inner = protocol::decompress_frame(frame, limits(), plain, ec);
+    if (!inner) return close(make_error(errc::protocol_error, "bad compressed message"));
     on_message(*inner);
 }
 

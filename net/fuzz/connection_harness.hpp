@@ -14,6 +14,7 @@
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/protocol/compression.hpp>
+#include <moraine/protocol/frame_assembler.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>
@@ -92,27 +93,21 @@ struct stream_input {
 class output_checker {
 public:
     void add(protocol::byte_view bytes) {
-        pending_.insert(pending_.end(), bytes.begin(), bytes.end());
-        std::size_t used = 0;
-        for (;;) {
-            boost::system::error_code ec;
-            auto f = protocol::parse_frame(protocol::byte_view(pending_).subspan(used), protocol::limits{0}, ec);
-            check(!ec, "the connection wrote bytes that are not an Ice message");
-            if (!f) break;
-            used += f->size();
-            check_message(*f);
-        }
-        pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(used));
+        boost::system::error_code ec;
+        in_.feed(bytes, protocol::limits{0}, ec, [](const protocol::frame_view& f) {
+            check_message(f);
+            return true;
+        });
+        check(!ec, "the connection wrote bytes that are not an Ice message");
     }
 
     /// Checks one whole message (also those the harness intercepts: events for a session).
     static void check_message(const protocol::frame_view& f) {
         if (f.header.compression == protocol::compression_status::compressed) {
-            auto plain = protocol::decompress_message(f, protocol::limits{0});
-            check(plain.has_value(), "the connection wrote a compressed message that does not decompress");
+            protocol::byte_buffer plain;
             boost::system::error_code ec;
-            auto inner = protocol::parse_frame(*plain, protocol::limits{0}, ec);
-            check(inner && inner->size() == plain->size(), "a decompressed message does not parse");
+            const auto inner = protocol::decompress_frame(f, protocol::limits{0}, plain, ec);
+            check(inner.has_value(), "the connection wrote a compressed message that does not decompress");
             return check_body(inner->header.type, inner->body());
         }
         check_body(f.header.type, f.body());
@@ -139,7 +134,7 @@ private:
         }
     }
 
-    protocol::byte_buffer pending_;
+    protocol::frame_assembler in_;  // a message the connection has written only in part
 };
 
 /** The client end of a socketpair whose other end is an accepted connection's transport. The

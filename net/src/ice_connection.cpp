@@ -399,42 +399,20 @@ void ice_connection::on_async_written(const boost::system::error_code& ec) {
 }
 
 bool ice_connection::on_bytes(protocol::byte_view data) {
-    std::size_t consumed = 0;
-    if (partial_.empty()) {
-        const bool ok = parse_all(data, consumed);
-        if (ok && consumed < data.size()) partial_.assign(data.begin() + consumed, data.end());
-        return ok;
-    }
-    partial_.insert(partial_.end(), data.begin(), data.end());
-    const bool ok = parse_all(partial_, consumed);
-    if (ok) partial_.erase(partial_.begin(), partial_.begin() + static_cast<std::ptrdiff_t>(consumed));
-    if (partial_.empty()) protocol::byte_buffer().swap(partial_);  // give a large message's memory back
-    return ok;
-}
-
-bool ice_connection::parse_all(protocol::byte_view data, std::size_t& consumed) {
-    const auto lim = limits_of(home_.cfg());
-    while (!closed_) {
-        boost::system::error_code ec;
-        auto frame = protocol::parse_frame(data.subspan(consumed), lim, ec);
-        if (ec) return reject("protocol error", ec);
-        if (!frame) return true;
-        consumed += frame->size();
-        if (!dispatch_frame(*frame)) return false;
-    }
-    return false;
+    boost::system::error_code ec;
+    const bool more = in_.feed(data, limits_of(home_.cfg()), ec,
+                               [this](const protocol::frame_view& frame) { return dispatch_frame(frame); });
+    if (ec) return reject("protocol error", ec);
+    return more;
 }
 
 bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
+    if (closed_) return false;  // an earlier message of the same read closed the connection
     if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed_;
-    auto plain = protocol::decompress_message(frame, limits_of(home_.cfg()));
-    if (!plain) return reject("bad compressed message", plain.error());
+    protocol::byte_buffer plain;
     boost::system::error_code ec;
-    auto inner = protocol::parse_frame(*plain, protocol::limits{0}, ec);
-    if (!inner || inner->size() != plain->size())
-        return reject("bad compressed message", ec ? ec : make_error_code(protocol::errc::bad_compression));
-    // The original request was compressed: keep that fact for the reply's compression.
-    inner->header.compression = protocol::compression_status::compressed;
+    const auto inner = protocol::decompress_frame(frame, limits_of(home_.cfg()), plain, ec);
+    if (!inner) return reject("bad compressed message", ec);
     return on_frame(*inner) && !closed_;
 }
 

@@ -1,9 +1,11 @@
-// libFuzzer target: frames a byte stream with parse_frame and pushes every frame (and the raw
-// input) through each decoder; decoded requests, replies and proxies are re-encoded and decoded
-// again, and any difference aborts. Build: -DMORAINE_FUZZ=ON with clang (protocol/CMakeLists.txt).
+// libFuzzer target: frames a byte stream with parse_frame (and, cut in pieces, with
+// frame_assembler, which must agree) and pushes every frame (and the raw input) through each
+// decoder; decoded requests, replies and proxies are re-encoded and decoded again, and any
+// difference aborts. Build: -DMORAINE_FUZZ=ON with clang (protocol/CMakeLists.txt).
 // Run: build-fuzz/bin/frame_parser_fuzz protocol/fuzz/corpus -max_total_time=120
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/endpoint.hpp>
+#include <moraine/protocol/frame_assembler.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
@@ -11,6 +13,7 @@
 #include <moraine/protocol/request.hpp>
 #include <moraine/protocol/user_exception.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -126,9 +129,10 @@ void check_frame(const frame_view& f) {
     }
     const auto d = decompress_message(f, fuzz_limits);
     if (!d) return;
+    byte_buffer storage;
     boost::system::error_code ec;
-    const auto inner = parse_frame(*d, limits{0}, ec);
-    check(inner && inner->size() == d->size() && inner->header.type == f.header.type, "decompressed message parses");
+    const auto inner = decompress_frame(f, fuzz_limits, storage, ec);
+    check(inner && storage == *d && inner->header.type == f.header.type, "decompressed message parses");
     check_body(inner->header.type, inner->body());
     const auto again = compress_message(*d);
     check(again.has_value(), "recompress");
@@ -139,17 +143,44 @@ void check_frame(const frame_view& f) {
     check(d2 && *d2 == *d, "compression round trip");
 }
 
+// The assembler, fed the input in pieces (their size taken from the first byte), must find
+// exactly the frames and the error that parse_frame finds in the input whole.
+void check_assembler(byte_view input, std::size_t whole_frames, const boost::system::error_code& whole_ec) {
+    const std::size_t step = input.empty() ? 1 : 1 + std::to_integer<std::size_t>(input[0]) % 61;
+    frame_assembler in;
+    boost::system::error_code ec;
+    std::size_t frames = 0, offset = 0;
+    bool more = true;
+    for (std::size_t at = 0; more && at < input.size(); at += step) {
+        more = in.feed(input.subspan(at, std::min(step, input.size() - at)), fuzz_limits, ec, [&](const frame_view& f) {
+            const auto end = std::min(offset + f.size(), input.size());
+            check(std::equal(f.bytes.begin(), f.bytes.end(), input.begin() + static_cast<std::ptrdiff_t>(offset),
+                             input.begin() + static_cast<std::ptrdiff_t>(end)),
+                  "assembled frame equals the stream's bytes");
+            offset += f.size();
+            ++frames;
+            return true;
+        });
+    }
+    check(frames == whole_frames, "assembler finds the frames parse_frame finds");
+    check(ec == whole_ec, "assembler finds the error parse_frame finds");
+    check(!more || in.buffered() == input.size() - offset, "assembler holds exactly the unframed tail");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const byte_view input(reinterpret_cast<const std::byte*>(data), size);
     byte_view rest = input;
     boost::system::error_code ec;
+    std::size_t frames = 0;
     while (auto f = parse_frame(rest, fuzz_limits, ec)) {
         check(f->size() >= header_size && f->size() <= rest.size(), "frame within input");
         check_frame(*f);
         rest = rest.subspan(f->size());
+        ++frames;
     }
+    check_assembler(input, frames, ec);
     // The decoders also take the raw input, so they are reached without a valid header.
     check_body(message_type::request, input);
     check_body(message_type::batch_request, input);

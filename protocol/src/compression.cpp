@@ -44,6 +44,25 @@ boost::system::result<byte_buffer> decompress_message(const frame_view& frame, c
     return out;
 }
 
+std::optional<frame_view> decompress_frame(const frame_view& frame, const limits& lim, byte_buffer& storage,
+                                           boost::system::error_code& ec) {
+    ec.clear();
+    auto plain = decompress_message(frame, lim);
+    if (!plain) {
+        ec = plain.error();
+        return std::nullopt;
+    }
+    storage = std::move(*plain);
+    // decompress_message wrote this header and checked the size against `lim` already.
+    auto inner = parse_frame(storage, limits{0}, ec);
+    if (!inner || inner->size() != storage.size()) {
+        if (!ec) ec = errc::bad_compression;
+        return std::nullopt;
+    }
+    inner->header.compression = compression_status::compressed;
+    return inner;
+}
+
 boost::system::result<byte_buffer> compress_message(byte_view message) {
     if (message.size() < header_size || message.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
         return make_error_code(errc::bad_compression);

@@ -114,6 +114,34 @@ TEST(compression, corrupt_streams) {
     EXPECT_EQ(decompress_message(frame_of(plain), limits{}).error(), errc::bad_compression);
 }
 
+TEST(compression, decompress_frame_lends_the_inner_message_marked_compressed) {
+    const auto in = test::bytes(record_of("client->router", "request"));
+    byte_buffer storage;
+    boost::system::error_code ec = errc::bad_proxy;  // decompress_frame must clear it
+    const auto inner = decompress_frame(frame_of(in), limits{}, storage, ec);
+    ASSERT_TRUE(inner) << ec.message();
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(inner->bytes.data(), storage.data()) << "a view of the storage, not a copy";
+    EXPECT_EQ(inner->size(), storage.size());
+    EXPECT_EQ(inner->header.type, message_type::request);
+    EXPECT_EQ(inner->header.compression, compression_status::compressed) << "the peer compresses: keep that";
+    EXPECT_EQ(static_cast<int>(storage[9]), 1) << "the bytes are an uncompressed message";
+    const auto req = decode_request(inner->body());
+    ASSERT_TRUE(req);
+    EXPECT_EQ(req->operation, "sayHello");
+}
+
+TEST(compression, decompress_frame_reports_what_decompress_message_finds) {
+    auto b = test::bytes(record_of("client->router", "request"));
+    byte_buffer storage;
+    boost::system::error_code ec;
+    EXPECT_FALSE(decompress_frame(frame_of(b), limits{300}, storage, ec));
+    EXPECT_EQ(ec, errc::message_too_large);
+    b[30] ^= std::byte{0xFF};
+    EXPECT_FALSE(decompress_frame(frame_of(b), limits{}, storage, ec));
+    EXPECT_EQ(ec, errc::bad_compression);
+}
+
 TEST(compression, small_vector_is_sent_uncompressed_with_status_1) {
     const auto rec = test::find_record("compressed-small", [](auto& r) { return test::is_type(r, "request"); });
     EXPECT_EQ(test::num(rec, "compress"), 1);

@@ -10,6 +10,7 @@
 #include <moraine/client/servant_map.hpp>
 #include <moraine/client/session_event.hpp>
 #include <moraine/client/session_options.hpp>
+#include <moraine/protocol/frame_assembler.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/proxy.hpp>
 
@@ -283,7 +284,6 @@ private:
     error_info read_error(const boost::system::error_code& ec) const;
     void arm_timer();
     bool on_bytes(protocol::byte_view data);
-    bool parse_all(protocol::byte_view data, std::size_t& consumed);
     void on_frame(const protocol::frame_view& frame);
     void on_message(const protocol::frame_view& frame);
     void on_reply(protocol::byte_view body);
@@ -320,7 +320,7 @@ private:
 
     std::vector<protocol::byte_buffer> out_;  // whole messages, oldest first
     std::size_t out_bytes_ = 0;
-    protocol::byte_buffer partial_;          // an incomplete message, only while one is partial
+    protocol::frame_assembler in_;           // holds a message only while it straddles reads
     asio::steady_timer wakeup_;              // write loop sleeps on it; enqueue() cancels it
     asio::steady_timer timer_;               // deadlines: phase, calls, heartbeat
     asio::steady_timer event_;               // condition variable: validated, route changes, close

@@ -1,5 +1,6 @@
 #pragma once
 // What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
+#include <moraine/protocol/frame_assembler.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
@@ -192,6 +193,7 @@ private:
     /// Writes the gathered `batch`: one writev for TCP; over TLS, one contiguous buffer (so a
     /// batch of frames becomes few TLS records, not one per frame).
     asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);
+    /// Dispatches every message `data` completes (a loan for the call). @return false to stop reading.
     bool on_bytes(protocol::byte_view data);
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
     bool admit();
@@ -201,9 +203,8 @@ private:
     /// Bookkeeping after bytes left the queue: metrics, on_drained, a pending close message,
     /// on_written. `bytes_before` is the queue's size before the consume.
     void after_write(std::size_t bytes_before, std::size_t footprint_before, bool fell_below_low);
-    bool parse_all(protocol::byte_view data, std::size_t& consumed);
 
-    protocol::byte_buffer partial_;  // an incomplete message, only while one is partial
+    protocol::frame_assembler in_;  // holds a message only while it straddles reads
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
     // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
