@@ -1,6 +1,6 @@
 #include <moraine/icestorm_bridge/link_backoff.hpp>
 
-#include <algorithm>
+#include <limits>
 
 namespace moraine::icestorm_bridge {
 
@@ -19,14 +19,14 @@ bool link_backoff::failed(clock::time_point now) noexcept {
     if (!down_) {
         down_ = true;
         probing_ = false;
-        backoff_ = first_backoff;
-        retry_at_ = now + backoff_;
+        attempt_ = 1;
+        retry_at_ = now + schedule.ceiling(attempt_);
         return true;
     }
-    if (probing_) {  // the probe failed: wait twice as long before the next one
+    if (probing_) {  // the probe failed: wait longer before the next one
         probing_ = false;
-        backoff_ = std::min(backoff_ * 2, longest_backoff);
-        retry_at_ = now + backoff_;
+        if (attempt_ < std::numeric_limits<unsigned>::max()) ++attempt_;
+        retry_at_ = now + schedule.ceiling(attempt_);
     }
     return false;
 }
@@ -35,7 +35,7 @@ std::uint64_t link_backoff::succeeded() noexcept {
     const std::uint64_t lost = down_ ? lost_in_outage_ : 0;
     down_ = false;
     probing_ = false;
-    backoff_ = std::chrono::milliseconds{0};
+    attempt_ = 0;
     lost_in_outage_ = 0;
     return lost;
 }

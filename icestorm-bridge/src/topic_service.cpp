@@ -202,7 +202,7 @@ void topic_service::on_forward_result(net::shard& sh, const std::string& topic, 
         if (health.failed(link_backoff::clock::now()))
             spdlog::warn("topic {}: link to {} unreachable ({}): its events are discarded and counted "
                          "(moraine_link_events_lost_total), retried with a back-off up to {} ms",
-                         topic, linked, failure, link_backoff::longest_backoff.count());
+                         topic, linked, failure, link_backoff::schedule.max_delay.count());
         return;
     }
     if (const auto lost = health.succeeded())

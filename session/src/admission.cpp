@@ -1,5 +1,7 @@
 #include <moraine/session/admission.hpp>
 
+#include <moraine/protocol/backoff_policy.hpp>
+
 #include <algorithm>
 #include <vector>
 
@@ -14,9 +16,12 @@ constexpr auto known_for = std::chrono::hours(24);
 
 std::chrono::milliseconds admission::wait_after(unsigned failures) const noexcept {
     if (!limits_.backoff_enabled() || failures <= limits_.backoff_free_failures) return std::chrono::milliseconds(0);
-    const unsigned doublings = std::min(failures - limits_.backoff_free_failures - 1, 30u);
-    const auto wait = limits_.backoff_initial * (1LL << doublings);
-    return std::min<std::chrono::milliseconds>(wait, limits_.backoff_max);
+    // Doubling per failure past the free ones, no jitter: a guesser must not learn when to try.
+    const protocol::backoff_policy schedule{.initial_delay = limits_.backoff_initial,
+                                            .max_delay = limits_.backoff_max,
+                                            .multiplier = 2.0,
+                                            .jitter = 0.0};
+    return schedule.ceiling(failures - limits_.backoff_free_failures);
 }
 
 admission::record& admission::at(const std::string& key, clock::time_point now) {

@@ -1,6 +1,6 @@
 #pragma once
 // Settings of one client session.
-#include <moraine/client/backoff_policy.hpp>
+#include <moraine/protocol/backoff_policy.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -11,6 +11,10 @@
 namespace moraine::client {
 
 class tls_context;
+
+/// The retry schedule, shared with the router's own back-offs (protocol/backoff_policy.hpp);
+/// spelled client::backoff_policy in programs that use the client library.
+using protocol::backoff_policy;
 
 /** Reconnection of a session whose connection to the router is lost (read error, EOF, the
     router closed it or dropped the session, a failed write or heartbeat): the calls in flight

@@ -1,5 +1,7 @@
 #pragma once
 // One link's reachability on one shard: back-off while the linked topic cannot be reached.
+#include <moraine/protocol/backoff_policy.hpp>
+
 #include <chrono>
 #include <cstdint>
 
@@ -14,8 +16,12 @@ namespace moraine::icestorm_bridge {
 class link_backoff {
 public:
     using clock = std::chrono::steady_clock;
-    static constexpr std::chrono::milliseconds first_backoff{100};
-    static constexpr std::chrono::milliseconds longest_backoff{10'000};
+    /// The wait before probe n of an outage: 100 ms doubling to 10 s. No jitter: there is one
+    /// prober per shard and link, not a crowd to spread out.
+    static constexpr protocol::backoff_policy schedule{.initial_delay = std::chrono::milliseconds{100},
+                                                       .max_delay = std::chrono::milliseconds{10'000},
+                                                       .multiplier = 2.0,
+                                                       .jitter = 0.0};
 
     /// Whether an event may be forwarded at `now`. False counts it as lost (an outage, and no
     /// probe due or one already in flight).
@@ -42,7 +48,7 @@ private:
     bool down_ = false;
     bool probing_ = false;  // the one forward allowed through after a back-off is in flight
     clock::time_point retry_at_{};
-    std::chrono::milliseconds backoff_{0};
+    unsigned attempt_ = 0;  // the probe being waited for, 1-based (schedule's attempt number)
     std::uint64_t lost_in_outage_ = 0;
     std::uint64_t lost_total_ = 0;
 };

@@ -1,12 +1,13 @@
-#include <moraine/client/backoff_policy.hpp>
+#include <moraine/protocol/backoff_policy.hpp>
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <limits>
 #include <random>
 #include <set>
 
-namespace moraine::client {
+namespace moraine::protocol {
 namespace {
 
 using namespace std::chrono_literals;
@@ -98,6 +99,20 @@ TEST(backoff_policy, random_draws_stay_in_range_and_spread) {
     }
 }
 
+TEST(backoff_policy, without_jitter_a_fixed_schedule) {
+    // As topic links (100 ms doubling to 10 s) and the login back-off use it.
+    const backoff_policy links{.initial_delay = 100ms, .max_delay = 10s, .multiplier = 2.0, .jitter = 0.0};
+    const std::chrono::milliseconds expected[] = {100ms, 200ms, 400ms, 800ms, 1600ms, 3200ms, 6400ms, 10s, 10s};
+    for (unsigned n = 1; n <= std::size(expected); ++n) {
+        EXPECT_EQ(links.ceiling(n), expected[n - 1]) << "probe " << n;
+        EXPECT_EQ(links.delay(n, 1.0), expected[n - 1]) << "no jitter: every draw is the ceiling";
+    }
+    const backoff_policy logins{.initial_delay = 1000ms, .max_delay = 8000ms, .jitter = 0.0};
+    EXPECT_EQ(logins.ceiling(1), 1000ms);
+    EXPECT_EQ(logins.ceiling(4), 8000ms);
+    EXPECT_EQ(logins.ceiling(40), 8000ms) << "the old 30-doubling guard is not needed";
+}
+
 TEST(backoff_policy, defaults) {
     const backoff_policy p;
     EXPECT_EQ(p.ceiling(1), 100ms);
@@ -106,4 +121,4 @@ TEST(backoff_policy, defaults) {
 }
 
 }  // namespace
-}  // namespace moraine::client
+}  // namespace moraine::protocol

@@ -1,15 +1,19 @@
 #pragma once
-// How long a session waits before each reconnection attempt: jittered exponential back-off. Pure: no I/O.
+// How long to wait before each retry: exponential back-off with a cap and optional jitter.
+// Not wire codec, but pure arithmetic with no I/O, and protocol/ is the one layer that every
+// user may reach: the client library (reconnection), icestorm-bridge (links), session (logins).
 #include <chrono>
 #include <random>
 
-namespace moraine::client {
+namespace moraine::protocol {
 
-/** Delays between reconnection attempts (session_options::reconnect). Attempt n (1-based) has
-    the ceiling c(n) = min(max_delay, initial_delay × multiplier^(n−1)) and waits a delay drawn
-    uniformly from [c(n) × (1 − jitter), c(n)], so that thousands of sessions that lost the same
-    router do not all come back at the same instant (jitter 1 = "full jitter": [0, c(n)]).
-    An aggregate: `backoff_policy{.initial_delay = 50ms, .max_delay = 2s}`. */
+/** Delays between retries: the client library's reconnection attempts (client::session_options),
+    an unreachable topic link's probes (icestorm_bridge::link_backoff), the wait after failed
+    logins (session::admission). Attempt n (1-based) has the ceiling
+    c(n) = min(max_delay, initial_delay × multiplier^(n−1)) and waits a delay drawn uniformly
+    from [c(n) × (1 − jitter), c(n)], so that thousands of sessions that lost the same router do
+    not all come back at the same instant (jitter 1 = "full jitter": [0, c(n)]; jitter 0 and
+    ceiling() for a fixed schedule). An aggregate: `backoff_policy{.initial_delay = 50ms, .max_delay = 2s}`. */
 struct backoff_policy {
     /// Ceiling of the first attempt's delay, ms. 0: the first attempt at once, the next ones from
     /// 1 ms × multiplier^(n−1) on (2, 4, 8 ms... by default).
@@ -36,4 +40,4 @@ struct backoff_policy {
     }
 };
 
-}  // namespace moraine::client
+}  // namespace moraine::protocol

@@ -1,10 +1,10 @@
-#include <moraine/client/backoff_policy.hpp>
+#include <moraine/protocol/backoff_policy.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-namespace moraine::client {
+namespace moraine::protocol {
 
 std::chrono::milliseconds backoff_policy::ceiling(unsigned attempt) const noexcept {
     const double cap = static_cast<double>(std::max<std::int64_t>(max_delay.count(), 0));
@@ -25,4 +25,4 @@ std::chrono::milliseconds backoff_policy::delay(unsigned attempt, double u) cons
     return std::chrono::milliseconds(static_cast<std::int64_t>(std::floor(c * (1.0 - j * draw))));
 }
 
-}  // namespace moraine::client
+}  // namespace moraine::protocol
