@@ -70,6 +70,11 @@ struct catalog::call {
     }
 };
 
+bool catalog::has_subscriber(const std::string& topic, const std::string& key) const {
+    const auto it = topics_.find(topic);
+    return it != topics_.end() && it->second.subscribers.contains(key);
+}
+
 void catalog::dispatch(protocol::byte_buffer message, net::callback_route route) {
     auto owned = std::make_shared<const protocol::byte_buffer>(std::move(message));
     auto decoded = protocol::decode_request(protocol::byte_view(*owned).subspan(protocol::header_size));

@@ -40,7 +40,8 @@ void local_topics::set_links(const std::string& topic, std::vector<link_info> li
 }
 
 link_backoff& local_topics::link_health(const std::string& topic, const std::string& linked) {
-    return link_health_[health_key(topic, linked)];
+    const std::chrono::milliseconds discard{limits_.discard_interval_s * 1000};
+    return link_health_.try_emplace(health_key(topic, linked), discard).first->second;
 }
 
 const std::vector<link_info>* local_topics::links(const std::string& topic) const {

@@ -31,6 +31,9 @@ public:
         unsubscribe, link, unlink, getLinkInfoSeq, getSubscribers, destroy, getLinkProxy. */
     void dispatch(protocol::byte_buffer message, net::callback_route route);
 
+    /// Whether `topic` has the subscriber whose stringified identity is `key`: its per-subscriber
+    /// publisher object exists (subscribeAndGetPublisher's result; ObjectNotExist once it is gone).
+    bool has_subscriber(const std::string& topic, const std::string& key) const;
     /// A delivery shard removed a failed subscriber: forget it.
     void forget(const std::string& topic, const std::string& key);
 

@@ -83,12 +83,18 @@ private:
     void dispatch_publish(net::shard& sh, topic_connection* c, const protocol::request_view& r);
     /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
     void dispatch_finder(topic_connection& c, const protocol::request_view& r);
+    /// A publish to the per-subscriber publisher of `ev->only_subscriber` (received on shard
+    /// `here`; `c` answers a twoway one): delivered, or ObjectNotExist once the subscriber is gone.
+    void publish_to_subscriber(unsigned here, topic_connection* c, const protocol::request_view& r,
+                               std::shared_ptr<event> ev);
     bool forward_linked(net::shard& sh, topic_connection* c, const std::string& topic, const protocol::request_view& r);
     /// Forwards `ev` to each link of its topic (TopicLink::forward), except links in an outage
     /// whose next probe is not due (link_backoff: the event is counted as lost).
     void forward_over_links(net::shard& sh, const event& ev);
     /// A forward's outcome on shard `sh`: no reply starts or prolongs an outage; any reply ends
     /// it; ObjectNotExist also removes the link, as IceStorm does.
+    /// The identity of the Topic that `topic`'s link `linked` goes to (`<instance>/topic.<name>`).
+    static std::string linked_identity(const local_topics& l, const std::string& topic, const std::string& linked);
     void on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
                            const protocol::reply_view* r, std::string_view failure);
 
