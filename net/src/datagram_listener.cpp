@@ -2,6 +2,7 @@
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/frame_parser.hpp>
+#include <moraine/net/listener.hpp>
 #include <moraine/net/memory_budget.hpp>
 #include <moraine/net/shard.hpp>
 
@@ -21,13 +22,7 @@ namespace {
 constexpr std::chrono::milliseconds budget_poll{1};
 
 udp::endpoint local_of(asio::io_context& io, const protocol::endpoint& ep) {
-    const auto port = static_cast<unsigned short>(ep.port);
-    if (ep.host.empty() || ep.host == "*" || ep.host == "0.0.0.0") return {udp::v4(), port};
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(ep.host, ec);
-    if (!ec) return {address, port};
-    udp::resolver resolver(io);  // start-up only: a blocking lookup is fine here
-    return resolver.resolve(ep.host, std::to_string(port)).begin()->endpoint();
+    return {bind_address(io, ep), static_cast<unsigned short>(ep.port)};
 }
 
 /// Why a datagram is not one whole oneway Ice message; empty if it is.

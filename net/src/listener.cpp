@@ -11,14 +11,7 @@ namespace moraine::net {
 namespace {
 
 tcp::endpoint resolve_local(asio::io_context& io, const protocol::endpoint& ep) {
-    const auto port = static_cast<unsigned short>(ep.port);
-    if (ep.host.empty() || ep.host == "*" || ep.host == "0.0.0.0") return {tcp::v4(), port};
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(ep.host, ec);
-    if (!ec) return {address, port};
-    tcp::resolver resolver(io);  // start-up only: a blocking lookup is fine here
-    auto results = resolver.resolve(ep.host, std::to_string(port));
-    return results.begin()->endpoint();
+    return {bind_address(io, ep), static_cast<unsigned short>(ep.port)};
 }
 
 asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acceptor, transport_kind kind,
@@ -43,6 +36,15 @@ asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acce
 }
 
 }  // namespace
+
+asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& ep) {
+    if (ep.host.empty() || ep.host == "*" || ep.host == "0.0.0.0") return asio::ip::address_v4::any();
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(ep.host, ec);
+    if (!ec) return address;
+    tcp::resolver resolver(io);  // start-up only: a blocking lookup is fine here
+    return resolver.resolve(ep.host, std::to_string(ep.port)).begin()->endpoint().address();
+}
 
 void ensure_port_free(shard& sh, const protocol::endpoint& ep) {
     if (ep.port == 0) return;  // the kernel picks a free port

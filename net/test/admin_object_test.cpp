@@ -56,11 +56,13 @@ struct admin_object : ::testing::Test {
                                              [this](std::map<std::string, std::string> c) { set = std::move(c); },
                                              {"IceStorm"}}};
 
-    /// Dispatches `message`; returns the reply's status and payload (after the status byte).
-    std::pair<protocol::reply_status, protocol::byte_buffer> call(const protocol::byte_buffer& message) {
+    /// Dispatches `message` on `to` (default: the fixture's object); returns the reply's status
+    /// and payload (after the status byte).
+    std::pair<protocol::reply_status, protocol::byte_buffer> call(const protocol::byte_buffer& message,
+                                                                  net::admin_object* to = nullptr) {
         auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
         EXPECT_TRUE(r);
-        auto reply = admin.dispatch(*r);
+        auto reply = (to ? *to : admin).dispatch(*r);
         EXPECT_TRUE(reply);
         auto d = protocol::decode_reply(protocol::byte_view(*reply).subspan(protocol::header_size));
         EXPECT_TRUE(d);
@@ -181,12 +183,6 @@ TEST_F(admin_object, no_service_manager_facet_without_hosted_services) {
     net::admin_object plain{shards, net::read_admin_config(props({{"Ice.Admin.Endpoints", "tcp -h 127.0.0.1"},
                                                                   {"Ice.Admin.InstanceName", "Glacier2"}})),
                             net::admin_hooks{[] {}, [] { return std::map<std::string, std::string>{}; }, {}, {}}};
-    const auto message = request("Glacier2", "IceBox.ServiceManager", "shutdown");
-    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
-    ASSERT_TRUE(r);
-    auto reply = plain.dispatch(*r);
-    ASSERT_TRUE(reply);
-    auto d = protocol::decode_reply(protocol::byte_view(*reply).subspan(protocol::header_size));
-    ASSERT_TRUE(d);
-    EXPECT_EQ(d->status, protocol::reply_status::facet_not_exist);
+    EXPECT_EQ(call(request("Glacier2", "IceBox.ServiceManager", "shutdown"), &plain).first,
+              protocol::reply_status::facet_not_exist);
 }

@@ -14,6 +14,11 @@ class shard;
 /// handshaken), on the accepting shard.
 using accept_handler = std::function<void(shard&, transport)>;
 
+/// The local address `ep` names for binding: any IPv4 address for an empty host, `*` or
+/// `0.0.0.0`, else its literal address or, for a name, the first address it resolves to (a
+/// blocking lookup: start-up only). @throws boost::system::system_error if the lookup fails.
+asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& ep);
+
 /** Binds `ep` (tcp, ssl, ws or wss; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
     so every shard listens on the same port and the kernel spreads connections.
     @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
