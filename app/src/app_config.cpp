@@ -1,5 +1,6 @@
 #include <moraine/app/app_config.hpp>
 
+#include <moraine/net/config_error.hpp>
 #include <moraine/net/runtime_config_reader.hpp>
 
 #include <utility>
@@ -7,6 +8,22 @@
 namespace moraine::app {
 
 namespace {
+
+/// A udp client endpoint could route nothing: a datagram belongs to no session (createSession
+/// is a twoway, which no datagram carries), and glacier2router, which accepts the key, loses
+/// every datagram there and closes the endpoint's socket at the first one (docs/glacier2.md
+/// "udp"). Refused with that reason rather than the generic one.
+void refuse_udp_client_endpoints(const app_config& c, const net::property_file* props) {
+    const char* key = props ? "Glacier2.Client.Endpoints" : "client.endpoints";
+    for (const auto& e : c.router.client_endpoints) {
+        if (!e.is_udp()) continue;
+        throw net::config_error(props ? props->at(key) : c.source, key,
+                                "'" + protocol::endpoint_to_string(e) +
+                                    "': udp endpoints are not served on the client side: a datagram carries no "
+                                    "session (createSession is a twoway call), so nothing could be routed through "
+                                    "it; glacier2router loses such datagrams too (docs/glacier2.md, \"udp\")");
+    }
+}
 
 /// Every endpoint Moraine will listen on must be one it serves; the error names the key.
 /// `props` (a property file, null for YAML) says where each key was set: file, line or command line.
@@ -16,8 +33,10 @@ void require_served_endpoints(const app_config& c, const net::property_file* pro
         net::require_served(eps, props ? props->at(ice_key) : c.source, props ? ice_key : yaml_key, c.runtime.tls,
                             datagrams);
     };
+    refuse_udp_client_endpoints(c, props);
     check(c.router.client_endpoints, "client.endpoints", "Glacier2.Client.Endpoints");
-    check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints");
+    // A udp server endpoint takes back ends' datagram callbacks, as glacier2router's does.
+    check(c.router.server_endpoints, "server.endpoints", "Glacier2.Server.Endpoints", true);
     check(c.admin.endpoints, "-", "Ice.Admin.Endpoints");
     if (!c.topics.enabled) return;
     check(c.topics.topic_manager_endpoints, "topics.topic_manager_endpoints", "IceStorm.TopicManager.Endpoints");

@@ -9,12 +9,16 @@
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/net/datagram_listener.hpp>
 #include <moraine/router/trace.hpp>
+
+#include "pending_batch.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -49,33 +53,6 @@ void warn_unknown_letters(const forward_options& how, bool& warned) {
     spdlog::warn("unknown forward option(s) '{}' in _fwd, ignored", how.unknown);
 }
 
-/// One batch message being built, cut before it passes batch_size_max (as Ice's auto-flush) and
-/// compressed for the peer when any of its requests asked for it (`_fwd=z`).
-class pending_batch {
-public:
-    /// Adds `message` (a whole request message). @return the batch so far when `message` would
-    /// take it past batch_size_max: send it first; else an empty buffer.
-    protocol::byte_buffer add(const protocol::byte_buffer& message, bool compress) {
-        protocol::byte_buffer full;
-        if (!builder_.empty() && builder_.size_with(message) > protocol::batch_size_max) full = finish();
-        builder_.add(message);
-        compress_ = compress_ || compress;
-        return full;
-    }
-    bool empty() const noexcept { return builder_.empty(); }
-    /// The batch message; the builder starts afresh.
-    protocol::byte_buffer finish() {
-        auto message = builder_.finish();
-        if (compress_) protocol::compress_for_peer(message);
-        compress_ = false;
-        return message;
-    }
-
-private:
-    protocol::batch_builder builder_;
-    bool compress_ = false;
-};
-
 /// Batch oneways gathered during one flush toward back ends: one batch message per proxy, as
 /// Glacier2 sends them.
 class batches {
@@ -83,7 +60,7 @@ public:
     void add(const queued_request& q) {
         auto it = std::find_if(open_.begin(), open_.end(),
                                [&](const open_batch& b) { return b.to == q.backend && b.key == q.batch_key; });
-        if (it == open_.end()) it = open_.insert(open_.end(), open_batch{q.backend, q.batch_key, {}});
+        if (it == open_.end()) it = open_.insert(open_.end(), open_batch{q.backend, q.batch_key, pending_batch()});
         if (auto full = it->batch.add(q.message, q.how.compress); !full.empty()) write(*it->to, std::move(full));
     }
     /// Sends the batches for `to`, if any: before a twoway or oneway to it, so order holds.
@@ -106,6 +83,34 @@ private:
     static void write(backend_connection& to, protocol::byte_buffer message) {
         to.send(outbound_frame{std::move(message), {}}, {});
     }
+    std::vector<open_batch> open_;
+};
+
+/// Batch datagrams gathered during one flush: one batch message per proxy, each cut before it
+/// would pass a datagram's size (a batch datagram leaves as one datagram, as Ice flushes it).
+class datagram_batches {
+public:
+    using sender = std::function<void(const protocol::proxy&, protocol::byte_buffer)>;
+    explicit datagram_batches(sender send) : send_(std::move(send)) {}
+    void add(const queued_request& q) {
+        auto it = std::find_if(open_.begin(), open_.end(), [&](const open_batch& b) { return b.key == q.batch_key; });
+        if (it == open_.end())
+            it = open_.insert(open_.end(), open_batch{q.datagram_to, q.batch_key, pending_batch(net::max_datagram_bytes)});
+        if (auto full = it->batch.add(q.message, q.how.compress); !full.empty()) send_(*it->to, std::move(full));
+    }
+    void send_all() {
+        for (auto& b : open_)
+            if (!b.batch.empty()) send_(*b.to, b.batch.finish());
+        open_.clear();
+    }
+
+private:
+    struct open_batch {
+        std::shared_ptr<const protocol::proxy> to;
+        std::string key;
+        pending_batch batch;
+    };
+    sender send_;
     std::vector<open_batch> open_;
 };
 
@@ -144,16 +149,12 @@ void client_connection::forward(const protocol::request_view& r, std::uint8_t co
     warn_unknown_letters(how, warned_fwd_);
     if (cfg.trace.client_request > 0) [[unlikely]]
         trace_request(trace_direction::client, r, how, session_->user_id);
-    // A twoway forwarded as oneway, batch or datagram is answered at once, with an empty OK.
-    if (twoway && !how.is_twoway()) enqueue(reply_void(r.request_id, r.params.encoding));
     if (how.is_datagram()) {
-        // Moraine serves no udp: the datagram has nowhere to go. Glacier2 loses it the same way,
-        // after the same answer; here it is at least said.
-        if (!warned_fwd_) spdlog::warn("_fwd asks for a datagram to {}: Moraine has no udp, request dropped",
-                                       protocol::proxy_to_string(*target));
-        warned_fwd_ = true;
+        forward_datagram(r, *target, how);  // answers a twoway itself: it may fail first
         return;
     }
+    // A twoway forwarded as oneway or batch is answered at once, with an empty OK.
+    if (twoway && !how.is_twoway()) enqueue(reply_void(r.request_id, r.params.encoding));
     // An indirect proxy (object@adapter, well-known object) first goes through the locator
     // (client_indirect.cpp); without one configured it has no endpoint, as in Ice.
     if (target->endpoints.empty() && home_.resolver()) {
@@ -228,8 +229,20 @@ void client_connection::flush_requests() {
     if (!buffered_ || buffered_->requests.empty()) return;
     auto& b = *buffered_;
     batches pending;
+    // Nobody waits for these any more: a failure is only counted and logged.
+    auto datagram = [this](const protocol::proxy& to, protocol::byte_buffer message, bool compress) {
+        if (auto failure = send_datagram(to, std::move(message), compress); !failure.empty()) datagram_lost(to, failure);
+    };
+    datagram_batches datagrams([&datagram](const protocol::proxy& to, protocol::byte_buffer message) {
+        datagram(to, std::move(message), false);  // a batch is compressed as it is finished
+    });
     while (!b.requests.empty()) {
         queued_request q = b.requests.pop();
+        if (q.datagram_to) {
+            if (q.how.is_batch()) datagrams.add(q);
+            else datagram(*q.datagram_to, std::move(q.message), q.how.compress);
+            continue;
+        }
         if (q.how.is_batch()) {
             pending.add(q);
             continue;
@@ -238,6 +251,7 @@ void client_connection::flush_requests() {
         send_request(std::move(q));
     }
     pending.send_all();
+    datagrams.send_all();
     if (!closed()) start_hold(b.request_timing, &client_connection::flush_requests);
 }
 

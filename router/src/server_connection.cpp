@@ -69,7 +69,7 @@ void server_connection::route(const protocol::request_view& r) {
     }
     if (how.is_datagram()) {
         // The client is reached only over its own stream connection: no datagram gets there.
-        spdlog::debug("datagram callback to {} dropped: Moraine has no udp", r.id.category);
+        spdlog::debug("datagram callback to {} dropped: the client has no udp", r.id.category);
         return;
     }
     std::string key = cfg.server_buffered ? override_key(r.context, r.id, r.facet, how, {}) : std::string();

@@ -1,6 +1,7 @@
 #include <moraine/router/session_router.hpp>
 
 #include <moraine/router/client_connection.hpp>
+#include <moraine/router/datagram_callback.hpp>
 #include <moraine/router/server_connection.hpp>
 #include <moraine/net/published_endpoints.hpp>
 
@@ -31,9 +32,20 @@ void session_router::start() {
         std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
     });
     client_endpoints_ = net::published_endpoints(bound_client);  // getClientProxy, ReturnClientProxy=1
-    auto bound = shards_.listen(cfg_->server_endpoints, [this](net::shard& sh, net::transport s) {
+    // Stream server endpoints accept back ends' connections; udp ones take their datagram
+    // callbacks (docs/glacier2.md "udp").
+    std::vector<protocol::endpoint> streams, datagrams;
+    for (const auto& e : cfg_->server_endpoints) (e.is_udp() ? datagrams : streams).push_back(e);
+    auto bound_streams = shards_.listen(streams, [this](net::shard& sh, net::transport s) {
         std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
     });
+    auto bound_datagrams = shards_.listen_datagrams(
+        datagrams, [this](net::shard& sh, const protocol::request_view& r) { route_datagram_callback(*this, sh, r); });
+    // As configured, in order: getServerProxy publishes them so, and Ice tries them in that order.
+    std::vector<protocol::endpoint> bound;
+    auto next_stream = bound_streams.begin();
+    auto next_datagram = bound_datagrams.begin();
+    for (const auto& e : cfg_->server_endpoints) bound.push_back(e.is_udp() ? *next_datagram++ : *next_stream++);
     // Back ends call clients back through these: a wildcard host becomes this machine's addresses.
     if (cfg_->server_published_endpoints.empty()) server_endpoints_ = net::published_endpoints(bound);
     for (auto& l : locals_) l->start();

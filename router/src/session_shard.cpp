@@ -36,6 +36,11 @@ constexpr net::metric_family overridden{"moraine_requests_overridden_total", "co
                                         "Buffered requests replaced by a newer one with the same _ovrd key."};
 constexpr net::metric_family callbacks_overridden{"moraine_callbacks_overridden_total", "counter",
                                                   "Buffered callbacks replaced by a newer one with the same _ovrd key."};
+constexpr net::metric_family datagram_requests_lost{
+    "moraine_datagram_requests_lost_total", "counter",
+    "Client requests to forward as datagrams (_fwd=d, D) lost: no udp endpoint, or larger than a datagram."};
+constexpr net::metric_family datagram_callbacks{"moraine_datagram_callbacks_total", "counter",
+                                                "Callbacks received as datagrams on a udp server endpoint."};
 }  // namespace
 
 session_shard::session_shard(session_router& router, net::shard& io)
@@ -88,6 +93,8 @@ void session_shard::collect(net::metric_sink& s) const {
     s.add(callbacks, n(metrics_.callbacks_forwarded));
     s.add(overridden, n(metrics_.requests_overridden));
     s.add(callbacks_overridden, n(metrics_.callbacks_overridden));
+    s.add(datagram_requests_lost, n(metrics_.datagram_requests_lost));
+    s.add(datagram_callbacks, n(metrics_.datagram_callbacks));
 }
 
 void session_shard::start() {

@@ -35,6 +35,7 @@ import scenarios_icestorm_trace  # noqa: E402  (registers IceStorm's trace categ
 import scenarios_topic_store  # noqa: E402  (registers the topic database scenarios: they restart their own router)
 import scenarios_upstream  # noqa: E402  (registers the upstream-link scenario (moraine only) after the chaos ones)
 import scenarios_trace  # noqa: E402  (registers the trace-category scenario)
+import scenarios_udp  # noqa: E402  (registers the udp scenarios: datagram forwarding and callbacks)
 import scenarios_ops  # noqa: E402  (registers the operations scenarios (metrics; moraine only) last)
 
 

@@ -35,6 +35,7 @@ SHARD_FAMILIES = {
     "moraine_connections": "gauge", "moraine_connections_closed_total": "counter",
     "moraine_protocol_errors_total": "counter", "moraine_slow_consumers_closed_total": "counter",
     "moraine_queue_bytes": "gauge", "moraine_forward_latency_seconds": "histogram",
+    "moraine_datagram_requests_lost_total": "counter", "moraine_datagram_callbacks_total": "counter",
 }
 PROCESS_FAMILIES = {
     "process_cpu_seconds_total": "counter", "process_resident_memory_bytes": "gauge",

@@ -18,7 +18,10 @@ namespace moraine::router {
 /// A client's request on its way to a back end (Glacier2.Client.Buffered).
 struct queued_request {
     protocol::byte_buffer message;                     ///< whole uncompressed request message, request id 0
-    std::shared_ptr<net::backend_connection> backend;  ///< chosen when it arrived
+    std::shared_ptr<net::backend_connection> backend;  ///< chosen when it arrived; null for a datagram
+    /// For a datagram or batch datagram (`_fwd=d`, `D`): the proxy whose udp endpoint it goes
+    /// to, copied (the routing table may evict it before the flush); null otherwise.
+    std::shared_ptr<const protocol::proxy> datagram_to;
     forward_options how;
     std::int32_t client_request_id = 0;  ///< for a twoway: the client's id; 0 = the reply is dropped
     std::uint8_t compression = 0;        ///< the client request's compression byte (may the reply be compressed)

@@ -128,6 +128,21 @@ private:
     /// validated: keeps a copy, sent once more after a new resolution if that connection fails.
     void resend_if_connect_fails(const queued_request& q);
     void flush_requests();
+    // Datagrams (client_datagrams.cpp): `_fwd=d` / `_fwd=D` requests to a back end's udp endpoint.
+    /** Forwards `r` to the first udp endpoint of `target` as one datagram (request id 0): at
+        once, or through the buffered queue (batched for `_fwd=D`), and answers a twoway `r` as
+        glacier2router does: unbuffered, OK once sent or UnknownLocalException with the failure
+        (NoEndpointException without a udp endpoint, an indirect proxy included;
+        DatagramLimitException above 65,507 bytes); buffered, OK at once. A request that cannot
+        leave is lost: counted, logged once (datagram_lost). */
+    void forward_datagram(const protocol::request_view& r, const protocol::proxy& target, const forward_options& how);
+    /** Hands one whole message (a request or a batch) to the shard's udp senders, bzip2-compressed
+        first when `compress` (`_fwd=z`, from 100 bytes). @return empty, or Ice's exception text
+        when `target` has no udp endpoint or the message is larger than a datagram. */
+    std::string send_datagram(const protocol::proxy& target, protocol::byte_buffer message, bool compress);
+    /// A datagram request that cannot leave (`why`: Ice's exception text): counted in
+    /// moraine_datagram_requests_lost_total, logged once per connection.
+    void datagram_lost(const protocol::proxy& target, std::string_view why);
     void send_callback(queued_callback q);
     void flush_callbacks();
     void fail_queued_callbacks() noexcept;
@@ -150,7 +165,8 @@ private:
     session_shard& local_;
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;
-    bool warned_fwd_ = false;  // an odd `_fwd` (unknown letter, datagram) was logged once
+    bool warned_fwd_ = false;       // an unknown `_fwd` letter was logged once
+    bool warned_datagram_ = false;  // a lost datagram request was logged once
     std::string traced_address_;  // the client's address, kept for Glacier2.Trace.Session only
     std::size_t resolving_ = 0;  // requests waiting for the locator
     /// The connection each indirect target (by identity) was last sent on: used again while it

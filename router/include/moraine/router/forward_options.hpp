@@ -14,8 +14,8 @@ enum class forward_kind {
     twoway,          ///< a reply is expected and relayed
     oneway,          ///< request id 0, sent at once (in buffered mode: at the next flush)
     batch_oneway,    ///< request id 0, sent in one batch message with the others queued for the same peer
-    datagram,        ///< udp: Moraine serves no udp, so such a request is refused
-    batch_datagram,  ///< udp, batched: refused likewise
+    datagram,        ///< request id 0, one datagram to the peer's udp endpoint (none: lost, as in Glacier2)
+    batch_datagram,  ///< request id 0, in one batch datagram with the others queued for the same proxy
 };
 
 /// What the request's own kind and its `_fwd` letters ask for.

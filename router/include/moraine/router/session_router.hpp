@@ -23,7 +23,8 @@ public:
     session_router(net::shard_set& shards, std::shared_ptr<const config> cfg);
     ~session_router() override;
 
-    /// Binds the client and server endpoints on every shard and starts each shard's idle sweep.
+    /// Binds the client and server endpoints on every shard (a udp server endpoint takes
+    /// datagram callbacks: route_datagram_callback) and starts each shard's idle sweep.
     /// Call before shards.start(). @throws boost::system::system_error if an endpoint cannot be bound.
     void start();
 

@@ -48,6 +48,8 @@ struct router_metrics {
     unsigned long callbacks_forwarded = 0;
     unsigned long requests_overridden = 0;   ///< buffered client requests replaced by a newer one (`_ovrd`)
     unsigned long callbacks_overridden = 0;  ///< buffered callbacks replaced likewise
+    unsigned long datagram_requests_lost = 0;  ///< `_fwd=d`/`D` requests with no udp endpoint or too large
+    unsigned long datagram_callbacks = 0;      ///< callbacks received as datagrams on a udp server endpoint
     unsigned long auth_failures = 0;         ///< createSession* refused by authentication (PermissionDenied)
     unsigned long sessions_refused = 0;      ///< createSession* refused otherwise (CannotCreateSession, limits)
 };
