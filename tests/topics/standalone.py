@@ -2,11 +2,14 @@
 """moraine-topics on its own (no router): a real Ice 3.7.8 subscriber and publisher use it as
 they would use IceStorm. Loopback, free ports, bounded waits; stops what it started by PID.
 
-  standalone.py --bin build/bin/moraine-topics [--tls]
+  standalone.py --bin build/bin/moraine-topics [--tls | --udp]
 
 With --tls, the same over TLS end to end: the TopicManager and Publish endpoints are ssl
 (moraine-topics --config with a `tls:` section), the IceSSL subscriber listens on ssl only, so
 moraine-topics delivers the events over an outgoing TLS connection, presenting its certificate.
+With --udp, the same over datagrams: the Publish endpoints are tcp and udp, the publisher sends
+through `getPublisher()->ice_datagram()` (its udp endpoint), and the subscriber is a datagram
+proxy on a udp-only adapter, so every event crosses udp twice.
 """
 import argparse, os, shutil, socket, subprocess, sys, tempfile, threading, time
 
@@ -41,10 +44,11 @@ def wait_port(port, proc, timeout=10):
 
 class Clock(Demo.Clock):
     def __init__(self):
-        self.got, self.done = [], threading.Event()
+        self.got, self.done, self.transports = [], threading.Event(), set()
 
     def tick(self, t, current):
         self.got.append(t)
+        self.transports.add(current.con.type() if current.con else "collocated")
         if len(self.got) == 3:
             self.done.set()
 
@@ -53,13 +57,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build", "bin", "moraine-topics"))
     ap.add_argument("--tls", action="store_true")
+    ap.add_argument("--udp", action="store_true")
     a = ap.parse_args()
     tm, pub = free_port(), free_port()
     proto = "ssl" if a.tls else "tcp"
     tmp = tempfile.mkdtemp(prefix="moraine-topics-")
     ice_args = ["t", "--Ice.Warn.Connections=0"]
     cmd = [a.bin, "--instance-name", "Storm", "--topic-manager", "%s -h 127.0.0.1 -p %d" % (proto, tm),
-           "--publish", "%s -h 127.0.0.1 -p %d" % (proto, pub)]
+           "--publish", "%s -h 127.0.0.1 -p %d" % (proto, pub) + (":udp -h 127.0.0.1 -p %d" % pub if a.udp else "")]
     if a.tls:
         certs = tls_certs.make(os.path.join(tmp, "tls"))
         yaml = os.path.join(tmp, "topics.yaml")
@@ -77,19 +82,25 @@ def main():
             manager = IceStorm.TopicManagerPrx.checkedCast(
                 ic.stringToProxy("Storm/TopicManager:%s -h 127.0.0.1 -p %d" % (proto, tm)))
             topic = manager.create("time")
-            adapter = ic.createObjectAdapterWithEndpoints("Sub", "%s -h 127.0.0.1" % proto)
+            adapter = ic.createObjectAdapterWithEndpoints("Sub", "%s -h 127.0.0.1" % ("udp" if a.udp else proto))
             servant = Clock()
-            sub = adapter.addWithUUID(servant).ice_oneway()
+            sub = adapter.addWithUUID(servant)
+            sub = sub.ice_datagram() if a.udp else sub.ice_oneway()
             adapter.activate()
             topic.subscribeAndGetPublisher({}, sub)
-            publisher = Demo.ClockPrx.uncheckedCast(manager.retrieve("time").getPublisher().ice_oneway())
+            publisher = manager.retrieve("time").getPublisher()
+            publisher = Demo.ClockPrx.uncheckedCast(publisher.ice_datagram() if a.udp else publisher.ice_oneway())
             for t in ("1", "2", "3"):
                 publisher.tick(t)
             if not servant.done.wait(5) or servant.got != ["1", "2", "3"]:
                 print("FAIL moraine-topics: subscriber got %s" % servant.got)
                 return 1
-        print("PASS moraine-topics standalone%s: create, subscribe, publish, 3 events in order"
-              % (" over TLS (ssl endpoints, ssl subscriber)" if a.tls else ""))
+            if a.udp and servant.transports != {"udp"}:
+                print("FAIL moraine-topics: events arrived over %s, not udp" % sorted(servant.transports))
+                return 1
+        how = " over TLS (ssl endpoints, ssl subscriber)" if a.tls else ""
+        how = " over udp (datagram publisher, datagram subscriber)" if a.udp else how
+        print("PASS moraine-topics standalone%s: create, subscribe, publish, 3 events in order" % how)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
