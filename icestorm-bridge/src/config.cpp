@@ -55,6 +55,7 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     t.publish_published_endpoints = p.endpoints("IceStorm.Publish.PublishedEndpoints");
     t.enabled = !t.topic_manager_endpoints.empty() && !t.publish_endpoints.empty();
     p.read_int("Moraine.Topics.MemoryBudget", 0, LLONG_MAX, t.memory_budget_bytes);
+    p.read_int("Moraine.Topics.SubscriberQueueBytes", 1, LLONG_MAX, t.subscriber_queue_bytes);
     p.read_int("IceStorm.Send.Timeout", -1, INT32_MAX, t.send_timeout_ms);
     check_not_zero(t.send_timeout_ms, p.at("IceStorm.Send.Timeout"), "IceStorm.Send.Timeout");
     p.read_int("IceStorm.Discard.Interval", 0, INT32_MAX, t.discard_interval_s);

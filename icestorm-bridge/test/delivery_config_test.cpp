@@ -68,3 +68,12 @@ TEST(delivery_config, yaml_keys) {
     EXPECT_THROW(from_yaml("topics:\n  send_queue_size_max_policy: remove\n"), net::config_error);
     EXPECT_THROW(from_yaml("topics:\n  send_queue_size_max: 0\n"), net::config_error);
 }
+
+TEST(delivery_config, moraine_bounds_of_the_topic_service_in_a_property_file) {
+    EXPECT_EQ(from_properties("").subscriber_queue_bytes, 1u << 20);
+    const auto t = from_properties("Moraine.Topics.SubscriberQueueBytes=8388608\nMoraine.Topics.MemoryBudget=0\n");
+    EXPECT_EQ(t.subscriber_queue_bytes, 8u << 20);
+    EXPECT_EQ(icestorm_bridge::delivery_limits_of(t).queue_bytes, 8u << 20);
+    EXPECT_EQ(t.memory_budget_bytes, 0u);
+    EXPECT_THROW(from_properties("Moraine.Topics.SubscriberQueueBytes=0\n"), net::config_error);
+}

@@ -60,6 +60,8 @@ ICESTORM_TESTS = ["single", "federation", "federation2", "persistent", "stress"]
 # (IceStorm.Node.Endpoints, IceStorm.Nodes.*) is not a Moraine feature, and a configured key that
 # cannot be honoured stops start-up. Counted as "refused", not as a failure; starting is one.
 REFUSED_BY_DESIGN = ("replicated", "IceStorm replication is not supported by Moraine")
+# IceStorm/stress against moraine-router: Moraine.Topics.SubscriberQueueBytes (extra_props).
+STRESS_SUBSCRIBER_QUEUE = 8 << 20
 # Not run, with the reason (README.md repeats it).
 EXCLUDED = {
     "Glacier2/hashpassword": "tests ZeroC's icehashpassword.py script with passlib; no router involved",
@@ -303,11 +305,19 @@ class Runner(H.Runner):
     def extra_props(self, process, current):
         """moraine-router refuses to start without Glacier2.Client.Endpoints, which icebox's
         command line has not: in place of icebox it gets one more key, a client endpoint on a
-        port no test uses (12080 + the IceStorm's port number + its replica), and the case a note."""
+        port no test uses (12080 + the IceStorm's port number + its replica), and the case a note.
+        For IceStorm/stress also a per-subscriber bound of 8 MiB (STRESS_SUBSCRIBER_QUEUE): the test
+        sends 20,000 events at once to single-threaded subscribers and counts every one; IceStorm
+        queues without bound, Moraine's default bound (1 MiB) drops what a subscriber starved of CPU
+        has not taken (seen on a loaded 2-core machine), so the case would test the load."""
         if self.router == "moraine" and self.is_icestorm(process) and not self.args.icestorm_verbatim:
             port = H.BASE_PORT + 70 + process.portnum + process.replica
             self.note("moraine-router given --Glacier2.Client.Endpoints=tcp -p %d in place of icebox" % port)
-            return {"Glacier2.Client.Endpoints": "tcp -p %d" % port}
+            props = {"Glacier2.Client.Endpoints": "tcp -p %d" % port}
+            if current.testsuite.getId() == "IceStorm/stress":
+                self.note("moraine-router given --Moraine.Topics.SubscriberQueueBytes=%d" % STRESS_SUBSCRIBER_QUEUE)
+                props["Moraine.Topics.SubscriberQueueBytes"] = str(STRESS_SUBSCRIBER_QUEUE)
+            return props
         return {}
 
     def process_name(self, process, current):

@@ -75,7 +75,8 @@ delivery_limits delivery_limits_of(const topics_config& t) noexcept;
 
 /** IceStorm.InstanceName, IceStorm.TopicManager.(Published)Endpoints and
     IceStorm.Publish.(Published)Endpoints, IceStorm.Send.Timeout, IceStorm.Discard.Interval,
-    IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, IceStorm.Transient and IceStorm.LMDB.Path, and Moraine.Topics.Upstream.{TopicManager, Topics,
+    IceStorm.Send.QueueSizeMax and IceStorm.Send.QueueSizeMaxPolicy, IceStorm.Transient and IceStorm.LMDB.Path,
+    Moraine.Topics.MemoryBudget and Moraine.Topics.SubscriberQueueBytes, and Moraine.Topics.Upstream.{TopicManager, Topics,
     LinkCategory, Endpoints, Cost, CheckInterval} (upstream_config). The service is enabled when both endpoint lists are
     set; one alone is reported in `warnings`, as are the other IceStorm.* keys Moraine accepts
     without acting on them (docs/properties.md). @throws config_error (bad endpoint, bad
