@@ -129,9 +129,7 @@ udp::socket bind_datagram(shard& sh, const protocol::endpoint& ep) {
     udp::socket socket(sh.io());
     socket.open(local.protocol());
     socket.set_option(udp::socket::reuse_address(true));
-    const int one = 1;
-    if (::setsockopt(socket.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
-        throw boost::system::system_error(errno, boost::system::system_category(), "SO_REUSEPORT");
+    socket.set_option(reuse_port(true));
     socket.bind(local);
     if (multicast) socket.set_option(asio::ip::multicast::join_group(local.address()));
     socket.non_blocking(true);

@@ -65,9 +65,7 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     tcp::acceptor acceptor(sh.io());
     acceptor.open(local.protocol());
     acceptor.set_option(tcp::acceptor::reuse_address(true));
-    const int one = 1;
-    if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
-        throw boost::system::system_error(errno, boost::system::system_category(), "SO_REUSEPORT");
+    acceptor.set_option(reuse_port(true));
     acceptor.bind(local);
     acceptor.listen(asio::socket_base::max_listen_connections);
     return acceptor;

@@ -56,7 +56,8 @@ TEST(local_reply, reply_ok_carries_what_the_writer_wrote) {
 }
 
 TEST(local_reply, reply_unknown_local_carries_the_text) {
-    const auto r = test::reply_of(net::reply_unknown_local(4, "::Ice::ConnectionRefusedException"));
+    const auto m = net::reply_unknown_local(4, "::Ice::ConnectionRefusedException");  // r borrows it
+    const auto r = test::reply_of(m);
     EXPECT_EQ(r.status, protocol::reply_status::unknown_local_exception);
     EXPECT_EQ(protocol::decode_unknown_text(r.payload).value(), "::Ice::ConnectionRefusedException");
 }
@@ -73,7 +74,8 @@ TEST(local_reply, reply_user_exception_names_the_type_and_reason) {
         protocol::input_stream in(ex->members);
         EXPECT_EQ(in.read_string(), "bad password");
     }
-    const auto none = test::reply_of(net::reply_user_exception(6, protocol::encoding_1_1, "::X", std::nullopt, false));
+    const auto bare = net::reply_user_exception(6, protocol::encoding_1_1, "::X", std::nullopt, false);
+    const auto none = test::reply_of(bare);
     auto ex = protocol::decode_user_exception(none.payload);
     ASSERT_TRUE(ex);
     EXPECT_TRUE(ex->members.empty());
@@ -117,7 +119,8 @@ TEST(local_reply, answer_object_op_leaves_other_operations_and_flags_bad_params)
 
 TEST(local_reply, reply_not_exist_echoes_identity_facet_and_operation) {
     const auto msg = test::request_message(8, {"obj", "cat"}, "doIt", test::empty_encaps(), 0, "fct");
-    const auto r = test::reply_of(net::reply_not_exist(test::request_of(msg), protocol::reply_status::facet_not_exist));
+    const auto reply = net::reply_not_exist(test::request_of(msg), protocol::reply_status::facet_not_exist);
+    const auto r = test::reply_of(reply);  // a loan of `reply`
     EXPECT_EQ(r.request_id, 8);
     EXPECT_EQ(r.status, protocol::reply_status::facet_not_exist);
     auto info = protocol::decode_not_exist(r.payload);

@@ -4,6 +4,8 @@
 #include <moraine/net/asio.hpp>
 #include <moraine/net/transport.hpp>
 
+#include <sys/socket.h>
+
 #include <functional>
 
 namespace moraine::net {
@@ -13,6 +15,10 @@ class shard;
 /// Creates the connection object for an accepted connection (TCP, or TLS / WebSocket not yet
 /// handshaken), on the accepting shard.
 using accept_handler = std::function<void(shard&, transport)>;
+
+/// SO_REUSEPORT as an asio socket option: every shard binds the same port and the kernel spreads
+/// connections (and datagrams) over their sockets. set_option throws system_error if refused.
+using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 
 /// The local address `ep` names for binding: any IPv4 address for an empty host, `*` or
 /// `0.0.0.0`, else its literal address or, for a name, the first address it resolves to (a
