@@ -326,10 +326,12 @@ void topic_service::dispatch_publish(net::shard& sh, topic_connection* c, const 
 
 void topic_service::publish_to_subscriber(unsigned here, topic_connection* c, const protocol::request_view& r,
                                           std::shared_ptr<event> ev) {
-    // The object lives as long as its subscriber, which only the catalog (shard 0) knows for
-    // sure: every such publish goes through shard 0, in the order it arrived, and one whose
-    // subscriber is gone is answered ObjectNotExist, as IceStorm answers it.
+    // A oneway goes at once, in order with the connection's other publishes (a subscriber that
+    // is gone simply gets nothing). A twoway is answered: the object lives as long as its
+    // subscriber, which only the catalog (shard 0) knows for sure, so it goes through shard 0
+    // and is answered ObjectNotExist once the subscriber is gone, as IceStorm answers it.
     const bool twoway = r.request_id != 0 && c;
+    if (!twoway) return publish(here, std::move(ev));
     net::callback_route route{here, twoway ? c->weak_from_this() : std::weak_ptr<net::ice_connection>{},
                               twoway ? r.request_id : 0};
     protocol::byte_buffer done, gone;

@@ -84,7 +84,9 @@ private:
     /// `IceStorm/Finder` (IceStorm::Finder::getTopicManager), on the TopicManager endpoints.
     void dispatch_finder(topic_connection& c, const protocol::request_view& r);
     /// A publish to the per-subscriber publisher of `ev->only_subscriber` (received on shard
-    /// `here`; `c` answers a twoway one): delivered, or ObjectNotExist once the subscriber is gone.
+    /// `here`; `c` answers a twoway one). A oneway is published at once, in order with the
+    /// connection's other publishes; a twoway is checked on shard 0: delivered and answered, or
+    /// ObjectNotExist once the subscriber is gone.
     void publish_to_subscriber(unsigned here, topic_connection* c, const protocol::request_view& r,
                                std::shared_ptr<event> ev);
     bool forward_linked(net::shard& sh, topic_connection* c, const std::string& topic, const protocol::request_view& r);
