@@ -16,6 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PLANTS = [
     ("protocol/src/header.cpp", "#include <boost/asio/io_context.hpp>", "protocol: no asio"),
     ("protocol/src/header.cpp", "#include <moraine/session/session.hpp>", "protocol: no other layer"),
+    ("transport/src/tls_engine.cpp", "#include <boost/asio/ip/tcp.hpp>", "transport: no asio"),
+    ("transport/src/tls_engine.cpp", "#include <moraine/net/shard.hpp>", "transport: not the runtime"),
     ("session/src/admission.cpp", "#include <boost/asio/ip/tcp.hpp>", "session: no asio"),
     ("session/src/admission.cpp", "#include <moraine/net/shard.hpp>", "session: not the runtime"),
     ("client/src/router_address.cpp", "#include <moraine/net/shard.hpp>", "client: no runtime internals"),

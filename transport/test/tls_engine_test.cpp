@@ -1,0 +1,244 @@
+// tls_engine: two engines talk through byte buffers only, as a connection and its peer would.
+#include <moraine/transport/tls_engine.hpp>
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include <array>
+#include <memory>
+#include <string>
+
+using moraine::protocol::byte_buffer;
+using moraine::protocol::byte_view;
+using moraine::transport::tls_engine;
+using moraine::transport::tls_status;
+
+namespace {
+
+struct ctx_deleter {
+    void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
+};
+using ctx_ptr = std::unique_ptr<SSL_CTX, ctx_deleter>;
+
+/// A server context with a fresh self-signed P-256 certificate for "localhost".
+ctx_ptr server_context() {
+    ctx_ptr ctx(SSL_CTX_new(TLS_server_method()));
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* cert = X509_new();
+    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+    X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+    X509_set_pubkey(cert, key);
+    X509_NAME* name = X509_get_subject_name(cert);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_set_issuer_name(cert, name);
+    X509_sign(cert, key, EVP_sha256());
+    SSL_CTX_use_certificate(ctx.get(), cert);
+    SSL_CTX_use_PrivateKey(ctx.get(), key);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return ctx;
+}
+
+ctx_ptr client_context() {
+    ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+    return ctx;
+}
+
+byte_view view(const std::string& s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
+std::string text(byte_view b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+/// A server and a client engine and the bytes in flight between them.
+struct pair_of_engines {
+    ctx_ptr server_ctx = server_context();
+    ctx_ptr client_ctx = client_context();
+    tls_engine server{server_ctx.get(), true};
+    tls_engine client{client_ctx.get(), false};
+    byte_buffer to_server, to_client;
+
+    /// Runs both handshakes to completion, bytes passed whole. @return false on a failure.
+    bool handshake() {
+        for (int round = 0; round < 10; ++round) {
+            byte_buffer in = std::exchange(to_client, {});
+            auto c = client.handshake(in, to_server);
+            if (c.status == tls_status::failed) return false;
+            in = std::exchange(to_server, {});
+            auto s = server.handshake(in, to_client);
+            if (s.status == tls_status::failed) return false;
+            if (client.established() && server.established()) return true;
+        }
+        return false;
+    }
+
+    /// Decrypts `in` on `side`, every piece of plaintext appended. @return the last step's status.
+    static tls_status read_all(tls_engine& side, byte_view in, std::string& plain_out, byte_buffer& out) {
+        std::array<std::byte, 16384> plain;
+        auto step = side.read(in, out, plain, [&](byte_view p) {
+            plain_out += text(p);
+            return true;
+        });
+        EXPECT_EQ(step.consumed, in.size());
+        return step.status;
+    }
+};
+
+}  // namespace
+
+TEST(tls_engine, handshakes_and_carries_data_both_ways) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake()) << p.client.error() << " / " << p.server.error();
+    // TLS 1.3: the server's session tickets may still be in flight; the client reads them as records.
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view("hello router"), wire));
+    std::string got;
+    byte_buffer out;
+    EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::want_read);
+    EXPECT_EQ(got, "hello router");
+
+    wire.clear();
+    ASSERT_TRUE(p.server.write(view("hello client"), wire));
+    byte_buffer pending = std::exchange(p.to_client, {});
+    pending.insert(pending.end(), wire.begin(), wire.end());
+    got.clear();
+    EXPECT_EQ(pair_of_engines::read_all(p.client, pending, got, out), tls_status::want_read);
+    EXPECT_EQ(got, "hello client");
+}
+
+TEST(tls_engine, a_record_split_at_every_byte_is_read_whole) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view("one Ice message, in pieces"), wire));
+    ASSERT_TRUE(p.client.write(view("and a second record"), wire));
+    for (std::size_t cut = 1; cut < wire.size(); ++cut) {
+        pair_of_engines q;
+        ASSERT_TRUE(q.handshake());
+        byte_buffer w;
+        ASSERT_TRUE(q.client.write(view("one Ice message, in pieces"), w));
+        ASSERT_TRUE(q.client.write(view("and a second record"), w));
+        std::string got;
+        byte_buffer out;
+        const byte_view all(w);
+        EXPECT_EQ(pair_of_engines::read_all(q.server, all.first(std::min(cut, all.size())), got, out),
+                  tls_status::want_read);
+        EXPECT_EQ(pair_of_engines::read_all(q.server, all.subspan(std::min(cut, all.size())), got, out),
+                  tls_status::want_read);
+        EXPECT_EQ(got, "one Ice message, in piecesand a second record") << "cut at " << cut;
+        if (cut > 60) break;  // past the first record's header and into its body: enough positions
+    }
+}
+
+TEST(tls_engine, data_after_the_handshake_in_the_same_input_is_left_for_read) {
+    pair_of_engines p;
+    // Client hello -> server hello ... -> client finished, then at once application data.
+    byte_buffer c_out, s_out;
+    p.client.handshake({}, c_out);
+    p.server.handshake(c_out, s_out);
+    c_out.clear();
+    ASSERT_EQ(p.client.handshake(s_out, c_out).status, tls_status::ok);
+    ASSERT_TRUE(p.client.write(view("early request"), c_out));
+    byte_buffer s2;
+    auto step = p.server.handshake(c_out, s2);
+    ASSERT_EQ(step.status, tls_status::ok) << p.server.error();
+    ASSERT_LT(step.consumed, c_out.size()) << "the application record is left over";
+    std::string got;
+    EXPECT_EQ(pair_of_engines::read_all(p.server, byte_view(c_out).subspan(step.consumed), got, s2),
+              tls_status::want_read);
+    EXPECT_EQ(got, "early request");
+}
+
+TEST(tls_engine, a_large_message_leaves_in_records_and_arrives_whole) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    std::string big(1 << 20, 'x');
+    for (std::size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>('a' + i % 26);
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view(big), wire));
+    EXPECT_GT(wire.size(), big.size());
+    EXPECT_LT(wire.size(), big.size() + big.size() / 100) << "records of 16 KiB: under 1% overhead";
+    std::string got;
+    byte_buffer out;
+    EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::want_read);
+    EXPECT_EQ(got, big);
+}
+
+TEST(tls_engine, a_read_stopped_by_its_callback_leaves_the_rest) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view("first"), wire));
+    const std::size_t first = wire.size();
+    ASSERT_TRUE(p.client.write(view("second"), wire));
+    std::array<std::byte, 16384> plain;
+    byte_buffer out;
+    int pieces = 0;
+    auto step = p.server.read(wire, out, plain, [&](byte_view) { return ++pieces < 1; });
+    EXPECT_EQ(step.status, tls_status::ok);
+    EXPECT_EQ(step.consumed, first);
+    EXPECT_EQ(pieces, 1);
+}
+
+TEST(tls_engine, close_notify_reads_as_closed) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    byte_buffer wire;
+    p.client.shutdown(wire);
+    ASSERT_FALSE(wire.empty());
+    std::string got;
+    byte_buffer out;
+    EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::closed);
+    EXPECT_FALSE(p.server.write(view("too late"), out));
+}
+
+TEST(tls_engine, a_tampered_record_fails_with_a_reason) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view("integrity matters"), wire));
+    wire[wire.size() - 3] ^= std::byte{0x40};
+    std::string got;
+    byte_buffer out;
+    EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::failed);
+    EXPECT_TRUE(got.empty());
+    EXPECT_FALSE(p.server.error().empty());
+}
+
+TEST(tls_engine, garbage_instead_of_a_client_hello_fails_the_handshake) {
+    auto ctx = server_context();
+    tls_engine server(ctx.get(), true);
+    byte_buffer out;
+    const std::string junk = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    EXPECT_EQ(server.handshake(view(junk), out).status, tls_status::failed);
+    EXPECT_FALSE(server.error().empty());
+    EXPECT_FALSE(server.established());
+}
+
+TEST(tls_engine, a_client_that_verifies_refuses_an_untrusted_certificate) {
+    pair_of_engines p;
+    SSL_set_verify(p.client.native(), SSL_VERIFY_PEER, nullptr);
+    EXPECT_FALSE(p.handshake());
+    EXPECT_NE(p.client.error().find("certificate"), std::string::npos) << p.client.error();
+}
+
+TEST(tls_engine, writes_refused_before_the_handshake) {
+    auto ctx = client_context();
+    tls_engine client(ctx.get(), false);
+    byte_buffer out;
+    EXPECT_FALSE(client.write(view("x"), out));
+    EXPECT_TRUE(out.empty());
+}
+
+TEST(tls_engine, survives_a_move_between_calls) {
+    pair_of_engines p;
+    byte_buffer c_out, s_out;
+    p.client.handshake({}, c_out);
+    tls_engine moved = std::move(p.server);
+    moved.handshake(c_out, s_out);
+    c_out.clear();
+    ASSERT_EQ(p.client.handshake(s_out, c_out).status, tls_status::ok);
+    s_out.clear();
+    EXPECT_EQ(moved.handshake(c_out, s_out).status, tls_status::ok) << moved.error();
+    EXPECT_EQ(p.server.native(), nullptr);
+}
