@@ -97,10 +97,10 @@ asio::awaitable<void> backend_connection::connect() {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
     if (secure()) {  // still under deadline_: connect, handshake and validation share it
-        const auto hec = co_await client_handshake(endpoint_.host);
+        const auto why = co_await client_handshake(endpoint_.host);
         if (closed()) co_return;
-        if (hec) {
-            close(close_reason::handshake, "::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + hec.message());
+        if (!why.empty()) {
+            close(close_reason::handshake, "::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + why);
             co_return;
         }
     }

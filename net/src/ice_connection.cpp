@@ -6,6 +6,7 @@
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
 #include <moraine/net/ws_stream.hpp>
+#include <moraine/transport/tls_engine.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/beast/websocket/error.hpp>
@@ -21,10 +22,27 @@ namespace {
 // Frames per writev: enough to amortise the syscall, well under IOV_MAX (1024), counting that a
 // frame can take two iovecs.
 constexpr std::size_t max_frames_per_write = 256;
-// A TLS connection reads into its own buffer: an ssl::stream may fill the buffer before the
-// read's completion runs, so the shard's shared scratch cannot be lent to it. A TLS record
-// holds at most 16 KiB; half of that keeps idle TLS sessions small and large messages cheap.
-constexpr std::size_t tls_read_bytes = 8 * 1024;
+// TLS: frames are gathered into one SSL_write of up to this many bytes (records of 16 KiB),
+// and one flush encrypts at most tls_flush_max: what one write can usually hand the kernel.
+constexpr std::size_t tls_coalesce_bytes = 64 * 1024;
+constexpr std::size_t tls_flush_max = 256 * 1024;
+
+/// Per shard thread: the plaintext of one TLS record (16 KiB at most) while it is dispatched.
+std::span<std::byte> tls_plain_scratch() {
+    thread_local std::vector<std::byte> plain(16 * 1024);
+    return plain;
+}
+/// Per shard thread: small frames gathered for one SSL_write.
+protocol::byte_buffer& tls_staging() {
+    thread_local protocol::byte_buffer staging;
+    return staging;
+}
+/// Per shard thread: the records of one flush, written at once; only what the socket does not
+/// take is copied to the connection.
+protocol::byte_buffer& tls_cipher_scratch() {
+    thread_local protocol::byte_buffer cipher;
+    return cipher;
+}
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
 
@@ -44,6 +62,15 @@ struct exact_allocator {
 };
 }  // namespace
 
+/// An ssl connection's ciphertext on its way out, in order: `pending` collects what the
+/// socket has not taken yet (appended to at any time), `writing` is what an asynchronous
+/// write is sending now. Both are empty, with no capacity, once the peer took everything.
+struct ice_connection::tls_io {
+    protocol::byte_buffer pending;
+    protocol::byte_buffer writing;
+    protocol::byte_buffer early;  // records that came with a client handshake's last flight
+};
+
 ice_connection::ice_connection(shard& home, transport t)
     : home_(home),
       transport_(std::move(t)),
@@ -52,7 +79,10 @@ ice_connection::ice_connection(shard& home, transport t)
       last_activity_(std::chrono::steady_clock::now()) {
     ++home_.metrics().connections_open;
     out_.coalesce(!transport_.websocket());  // WebSocket writes one frame per Ice message
+    if (transport_.engine()) tls_ = std::make_unique<tls_io>();
 }
+
+bool ice_connection::tls_backlog() const noexcept { return tls_ && (!tls_->pending.empty() || !tls_->writing.empty()); }
 
 ice_connection::~ice_connection() {
     if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
@@ -84,11 +114,11 @@ void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std:
 
 void ice_connection::start_loops() {
     loops_started_ = true;
-    // TLS and WebSocket writes go through their stream, never around it.
-    direct_writes_ = !transport_.secure() && !transport_.websocket();
+    // WebSocket writes go through Beast's stream, never around it.
+    direct_writes_ = !transport_.websocket();
     if (direct_writes_) {
-        // Plain TCP reads and writes without blocking the shard; a socket that cannot do that
-        // (only a broken descriptor cannot) is closed rather than served some other way.
+        // Plain TCP and TLS read and write without blocking the shard; a socket that cannot do
+        // that (only a broken descriptor cannot) is closed rather than served some other way.
         boost::system::error_code ec;
         socket_.non_blocking(true, ec);
         if (ec) {
@@ -99,19 +129,21 @@ void ice_connection::start_loops() {
         // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
         arm_read();
         if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
+        if (tls_ && !tls_->early.empty()) {
+            const auto early = std::exchange(tls_->early, {});
+            if (!on_ciphertext(early)) reads_stopped_ = true;
+        }
         return;
     }
     auto ex = home_.executor();
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    if (transport_.websocket())
-        asio::co_spawn(ex, [self = shared_from_this()] { return self->ws_read_loop(); }, report_bug);
-    else
-        asio::co_spawn(ex, [self = shared_from_this()] { return self->tls_read_loop(); }, report_bug);
+    asio::co_spawn(ex, [self = shared_from_this()] { return self->ws_read_loop(); }, report_bug);
     asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
 }
 
 void ice_connection::wake_writer() {
-    if (direct_writes_) write_async();
+    if (tls_) write_tls_async();
+    else if (direct_writes_) write_async();
     else if (wakeup_) wakeup_->cancel();
 }
 
@@ -130,6 +162,7 @@ void ice_connection::schedule_write() {
 void ice_connection::flush_turn() {
     flush_marked_ = false;
     if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    if (tls_) return flush_tls();
     thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
     out_.gather(batch, max_frames_per_write);
     boost::system::error_code ec;
@@ -161,7 +194,7 @@ void ice_connection::after_write(std::size_t bytes_before, std::size_t footprint
     home_.note_queue_bytes();
     if (fell_below_low) on_drained();
     if (out_.empty() && close_pending_) close_message_written();
-    if (out_.empty() && !closed_) on_written();
+    if (out_.empty() && !closed_ && !tls_backlog()) on_written();
 }
 
 void ice_connection::start_accepted() {
@@ -169,6 +202,7 @@ void ice_connection::start_accepted() {
     accepted_ = true;
     home_.add_accepted(this);
     if (!admit()) return;
+    if (tls_) return start_tls_accept();
     if (transport_.secure() || transport_.websocket()) {
         asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_handshakes(); },
                        report_bug);
@@ -235,11 +269,12 @@ asio::awaitable<void> ice_connection::accept_handshakes() {
     start_loops();
 }
 
-asio::awaitable<boost::system::error_code> ice_connection::client_handshake(const std::string& host) {
-    auto& tls = transport_.tls();
-    if (auto ec = prepare_client(tls.native_handle(), transport_.contexts()->config(), host)) co_return ec;
+asio::awaitable<std::string> ice_connection::client_handshake(const std::string& host) {
+    if (tls_) co_return co_await engine_client_handshake(host);
+    auto& tls = transport_.tls();  // wss: asio's TLS stream, under Beast's WebSocket
+    if (auto ec = prepare_client(tls.native_handle(), transport_.contexts()->config(), host)) co_return ec.message();
     auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
-    co_return ec;
+    co_return ec ? ec.message() : std::string();
 }
 
 asio::awaitable<boost::system::error_code> ice_connection::client_upgrade(const protocol::endpoint& ep) {
@@ -361,7 +396,8 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
     last_activity_ = std::chrono::steady_clock::now();
     bool more = false;
     try {
-        more = on_bytes(protocol::byte_view(scratch.data(), n));
+        const protocol::byte_view data(scratch.data(), n);
+        more = tls_ ? on_ciphertext(data) : on_bytes(data);
     } catch (...) {
         // As co_spawn does for the TLS and WebSocket read loops: counted and logged, reading
         // stops, the shard runs on.
@@ -424,22 +460,202 @@ void ice_connection::close_on_read_error(const boost::system::error_code& ec) {
         close(close_reason::io_error, ec.message());
 }
 
-asio::awaitable<void> ice_connection::tls_read_loop() {
-    std::vector<std::byte> buffer(tls_read_bytes);
-    while (!closed_) {
-        if (closing_ || reads_paused() || reads_held()) {
-            co_await pause_timer().async_wait(nothrow_awaitable);
-            continue;
-        }
-        auto [ec, n] = co_await transport_.tls().async_read_some(asio::buffer(buffer), nothrow_awaitable);
-        if (closed_) co_return;
-        if (ec) {
-            close_on_read_error(ec);
-            co_return;
-        }
-        last_activity_ = std::chrono::steady_clock::now();
-        if (!on_bytes(protocol::byte_view(buffer.data(), n))) co_return;
+// ---- TLS (ssl) over transport::tls_engine: the plain-TCP paths with a transformation --------
+
+void ice_connection::start_tls_accept() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    if (ec) {
+        close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
+        return;
     }
+    // A peer that stalls is closed at the deadline, before any Ice byte (Moraine.TLS.HandshakeTimeout).
+    // The resume timer is free until the loops start: nothing pauses reading before that.
+    auto& deadline = lazy_timer(resume_);
+    deadline.expires_after(std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
+    deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& e) {
+        if (auto c = weak.lock(); c && !e && !c->loops_started_) c->close(close_reason::handshake, "TLS handshake timed out");
+    });
+    arm_handshake_read();
+}
+
+void ice_connection::arm_handshake_read() {
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+        self->on_handshake_readable(ec);
+    });
+}
+
+void ice_connection::on_handshake_readable(const boost::system::error_code& wait_error) {
+    if (closed_) return;
+    if (wait_error) {
+        close(close_reason::handshake, "TLS handshake failed: " + wait_error.message());
+        return;
+    }
+    auto& scratch = home_.scratch();  // ours until this handler returns, as in on_readable
+    boost::system::error_code ec;
+    const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return arm_handshake_read();
+    if (ec) {
+        close(close_reason::handshake, ec == asio::error::eof ? "TLS handshake failed: the peer closed the connection"
+                                                              : "TLS handshake failed: " + ec.message());
+        return;
+    }
+    const protocol::byte_view data(scratch.data(), n);
+    protocol::byte_buffer flight;
+    auto& engine = *transport_.engine();
+    const auto step = engine.handshake(data, flight);
+    if (!flight.empty()) send_tls(flight);  // the server's flight, or the alert of a failure
+    if (closed_) return;
+    if (step.status == moraine::transport::tls_status::want_read) return arm_handshake_read();
+    if (step.status != moraine::transport::tls_status::ok) {
+        close(close_reason::handshake, "TLS handshake failed: " + engine.error());
+        return;
+    }
+    resume_->cancel();  // the deadline
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
+    start_loops();
+    // Records that came after the handshake in the same read (an eager peer) are read now,
+    // while the scratch is still ours.
+    if (step.consumed < n && !closed_ && !on_ciphertext(data.subspan(step.consumed))) reads_stopped_ = true;
+}
+
+asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::string& host) {
+    auto& engine = *transport_.engine();
+    if (auto ec = prepare_client(engine.native(), transport_.contexts()->config(), host)) co_return ec.message();
+    protocol::byte_buffer flight, in(16 * 1024);
+    auto step = engine.handshake({}, flight);
+    for (;;) {
+        if (!flight.empty()) {
+            auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(flight), nothrow_awaitable);
+            if (ec) co_return ec.message();
+            flight.clear();
+        }
+        if (step.status == moraine::transport::tls_status::ok) co_return std::string();
+        if (step.status != moraine::transport::tls_status::want_read) co_return engine.error();
+        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
+        if (closed_) co_return "connection closed";
+        if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the TLS handshake" : ec.message();
+        step = engine.handshake(protocol::byte_view(in.data(), n), flight);
+        if (step.status == moraine::transport::tls_status::ok && step.consumed < n)
+            tls_->early.assign(in.begin() + static_cast<std::ptrdiff_t>(step.consumed),
+                               in.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+}
+
+bool ice_connection::on_ciphertext(protocol::byte_view data) {
+    auto& engine = *transport_.engine();
+    protocol::byte_buffer reply;  // alerts, key update answers: rare, and no allocation when empty
+    const auto step = engine.read(data, reply, tls_plain_scratch(), [this](protocol::byte_view plain) {
+        return on_bytes(plain) && !closed_;
+    });
+    if (!reply.empty() && !closed_) send_tls(reply);
+    switch (step.status) {
+    case moraine::transport::tls_status::want_read:
+        return !closed_;
+    case moraine::transport::tls_status::ok:
+        return false;  // dispatch asked to stop reading
+    case moraine::transport::tls_status::closed:
+        close(close_reason::peer_closed, "peer closed the TLS connection");
+        return false;
+    case moraine::transport::tls_status::failed:
+        break;
+    }
+    ++home_.metrics().protocol_errors;
+    close(close_reason::protocol_error, "TLS error: " + engine.error());
+    return false;
+}
+
+void ice_connection::send_tls(protocol::byte_view cipher) {
+    std::size_t n = 0;
+    if (!tls_backlog()) {  // nothing ahead of it: straight to the socket
+        boost::system::error_code ec;
+        n = socket_.write_some(asio::buffer(cipher.data(), cipher.size()), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) n = 0;
+        else if (ec) return close(close_reason::io_error, ec.message());
+    }
+    if (n == cipher.size()) return;
+    tls_->pending.insert(tls_->pending.end(), cipher.begin() + static_cast<std::ptrdiff_t>(n), cipher.end());
+    write_tls_async();
+}
+
+bool ice_connection::encrypt_queued(protocol::byte_buffer& cipher, bool& fell_below_low, std::size_t& bytes_before,
+                                    std::size_t& footprint_before) {
+    thread_local std::vector<asio::const_buffer> batch;
+    out_.gather(batch, max_frames_per_write);
+    auto& engine = *transport_.engine();
+    auto& staging = tls_staging();
+    staging.clear();
+    bool ok = true;
+    const auto seal = [&](protocol::byte_view plain) { ok = ok && engine.write(plain, cipher); };
+    std::size_t taken = 0;
+    for (const auto& b : batch) {
+        const protocol::byte_view piece(static_cast<const std::byte*>(b.data()), b.size());
+        // Small frames share records; a large one is sealed from where it lies.
+        if (staging.size() + piece.size() > tls_coalesce_bytes && !staging.empty()) {
+            seal(staging);
+            staging.clear();
+        }
+        if (piece.size() >= tls_coalesce_bytes) seal(piece);
+        else staging.insert(staging.end(), piece.begin(), piece.end());
+        taken += piece.size();
+        if (cipher.size() + staging.size() >= tls_flush_max) break;
+    }
+    if (!staging.empty()) seal(staging);
+    if (staging.capacity() > 2 * tls_coalesce_bytes) protocol::byte_buffer().swap(staging);
+    if (!ok) {
+        close(close_reason::io_error, "TLS error: " + engine.error());
+        return false;
+    }
+    bytes_before = out_.bytes();
+    footprint_before = out_.footprint();
+    fell_below_low = out_.consume(taken);  // sealed: the records own these bytes now
+    return true;
+}
+
+void ice_connection::flush_tls() {
+    if (tls_backlog()) return write_tls_async();  // records before these must leave first
+    auto& cipher = tls_cipher_scratch();
+    cipher.clear();
+    bool fell = false;
+    std::size_t before = 0, footprint_before = 0;
+    if (!encrypt_queued(cipher, fell, before, footprint_before)) return;
+    boost::system::error_code ec;
+    std::size_t n = socket_.write_some(asio::buffer(cipher), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) n = 0;
+    else if (ec) return close(close_reason::io_error, ec.message());
+    if (n < cipher.size())
+        tls_->pending.assign(cipher.begin() + static_cast<std::ptrdiff_t>(n), cipher.end());
+    if (cipher.capacity() > 2 * tls_flush_max) protocol::byte_buffer().swap(cipher);  // give a burst back
+    after_write(before, footprint_before, fell);
+    if ((tls_backlog() || !out_.empty()) && !closed_) write_tls_async();
+}
+
+void ice_connection::write_tls_async() {
+    if (closed_ || write_in_flight_) return;
+    if (tls_->pending.empty()) {
+        if (!writes_enabled_ || out_.empty()) return;
+        bool fell = false;
+        std::size_t before = 0, footprint_before = 0;
+        if (!encrypt_queued(tls_->pending, fell, before, footprint_before)) return;
+        after_write(before, footprint_before, fell);
+        if (closed_) return;
+    }
+    std::swap(tls_->pending, tls_->writing);  // appends go to `pending` while this write runs
+    write_in_flight_ = true;
+    asio::async_write(socket_, asio::buffer(tls_->writing),
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                          self->write_in_flight_ = false;
+                          if (self->closed_) return;
+                          if (ec) return self->close(close_reason::io_error, ec.message());
+                          protocol::byte_buffer().swap(self->tls_->writing);  // a drained connection keeps nothing
+                          try {
+                              if (!self->tls_->pending.empty() || !self->out_.empty()) self->write_tls_async();
+                              else self->on_written();
+                          } catch (...) {
+                              report_bug(std::current_exception());
+                          }
+                      });
 }
 
 asio::awaitable<void> ice_connection::ws_read_loop() {
@@ -487,21 +703,6 @@ asio::awaitable<boost::system::error_code> ice_connection::write_ws_frames() {
     co_return boost::system::error_code();
 }
 
-asio::awaitable<boost::system::error_code> ice_connection::write_batch(const std::vector<asio::const_buffer>& batch) {
-    if (!transport_.secure()) {
-        auto [ec, n] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
-        co_return ec;
-    }
-    tls_out_.clear();
-    for (const auto& b : batch) {
-        const auto* p = static_cast<const std::byte*>(b.data());
-        tls_out_.insert(tls_out_.end(), p, p + b.size());
-    }
-    auto [ec, n] = co_await asio::async_write(transport_.tls(), asio::buffer(tls_out_), nothrow_awaitable);
-    if (tls_out_.capacity() > 64 * 1024) std::vector<std::byte>().swap(tls_out_);  // give a burst back
-    co_return ec;
-}
-
 asio::awaitable<void> ice_connection::write_loop() {
     auto self = shared_from_this();  // keep alive across the close() inside this loop
     std::vector<asio::const_buffer> batch;
@@ -512,7 +713,7 @@ asio::awaitable<void> ice_connection::write_loop() {
         }
         out_.gather(batch, max_frames_per_write);
         write_in_flight_ = true;
-        const auto ec = transport_.websocket() ? co_await write_ws_frames() : co_await write_batch(batch);
+        const auto ec = co_await write_ws_frames();
         write_in_flight_ = false;
         if (closed_) co_return;
         if (ec) {

@@ -20,7 +20,7 @@ namespace moraine::router {
 
 using namespace net;
 
-client_connection::client_connection(session_shard& local, transport socket)
+client_connection::client_connection(session_shard& local, net::transport socket)
     : ice_connection(local.io(), std::move(socket)),
       local_(local),
       request_hold_ms_(local.cfg().client_sleep_time_ms),
@@ -35,7 +35,7 @@ void client_connection::start() {
 
 std::optional<net::ssl_info> client_connection::peer_ssl_info() {
     if (!transport_.secure()) return std::nullopt;
-    return net::make_ssl_info(transport_.tls().native_handle(), socket_);
+    return net::make_ssl_info(transport_.ssl(), socket_);
 }
 
 std::string client_connection::peer_address() const {
@@ -68,7 +68,7 @@ const protocol::context& client_connection::connection_context() {
 }
 
 std::string client_connection::peer_subject() {
-    return transport_.secure() ? net::peer_subject(transport_.tls().native_handle()) : std::string();
+    return transport_.secure() ? net::peer_subject(transport_.ssl()) : std::string();
 }
 
 bool client_connection::reads_paused() const noexcept { return out_.above_high() || blocked_on_backend_; }

@@ -16,7 +16,7 @@ namespace moraine::router {
 
 using namespace net;
 
-server_connection::server_connection(session_shard& local, transport socket)
+server_connection::server_connection(session_shard& local, net::transport socket)
     : ice_connection(local.io(), std::move(socket)), local_(local) {}
 
 server_connection::~server_connection() = default;

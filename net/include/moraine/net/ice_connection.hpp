@@ -26,9 +26,11 @@ class shard;
 /// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
 /// whole message before waiting again; only a partial message is kept per connection.
 /// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
-/// Plain TCP runs from completion handlers, with no coroutine per connection (an idle one holds
-/// one pending wait, perf/README.md "Idle RSS per session"); TLS and WebSocket run a read and
-/// a write coroutine each.
+/// Plain TCP and TLS (ssl) run from completion handlers, with no coroutine per connection (an
+/// idle one holds one pending wait, perf/README.md "Idle RSS per session"): TLS reads the
+/// socket into the shard's scratch and decrypts it with a transport::tls_engine, and encrypts
+/// what a turn queued with one SSL_write per 64 KiB, sent with one write. WebSocket (ws, wss)
+/// runs a read and a write coroutine each.
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
@@ -81,7 +83,8 @@ public:
 
     /// True while queued frames wait for the peer to take them, not merely for this turn's
     /// flush: a write is in flight, or the connection writes only through its write loop.
-    bool write_backlogged() const noexcept { return !out_.empty() && (write_in_flight_ || !flush_marked_); }
+    /// (A TLS connection's encrypted bytes not yet taken are always a write in flight.)
+    bool write_backlogged() const noexcept { return write_in_flight_ || (!out_.empty() && !flush_marked_); }
 
     /// Wakes reading paused by reads_paused().
     void resume_reads() noexcept {
@@ -115,8 +118,9 @@ protected:
     /// docs/ice-wire.md §3) and starts the loops.
     void start_accepted();
     /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
-    /// as tls_config says. @return the handshake's error (the caller closes).
-    asio::awaitable<boost::system::error_code> client_handshake(const std::string& host);
+    /// as tls_config says. @return why it failed, for the log (empty once established; the
+    /// caller closes on a failure).
+    asio::awaitable<std::string> client_handshake(const std::string& host);
     /// For an outgoing ws or wss connection, once connected (and TLS is up): the WebSocket
     /// upgrade to `ep`'s host, port and resource. @return the error (the caller closes).
     asio::awaitable<boost::system::error_code> client_upgrade(const protocol::endpoint& ep);
@@ -180,7 +184,6 @@ private:
     /// rest, one batch at a time, until the queue is empty (a socket that was full).
     void write_async();
     void on_async_written(const boost::system::error_code& ec);
-    asio::awaitable<void> tls_read_loop();
     asio::awaitable<void> write_loop();
     asio::awaitable<void> ws_read_loop();
     /// TLS handshake and/or WebSocket upgrade of an accepted connection, then start.
@@ -190,9 +193,27 @@ private:
     void close_ws(const boost::system::error_code& ec);
     /// Writes the gathered frames one WebSocket frame each.
     asio::awaitable<boost::system::error_code> write_ws_frames();
-    /// Writes the gathered `batch`: one writev for TCP; over TLS, one contiguous buffer (so a
-    /// batch of frames becomes few TLS records, not one per frame).
-    asio::awaitable<boost::system::error_code> write_batch(const std::vector<asio::const_buffer>& batch);
+    /// TLS (ssl) of an accepted connection: the handshake driven by readability, under the
+    /// handshake timeout, then validate connection and start_loops().
+    void start_tls_accept();
+    void arm_handshake_read();
+    void on_handshake_readable(const boost::system::error_code& wait_error);
+    /// TLS: decrypts `data` (a loan: the shard's scratch) and dispatches the plaintext as
+    /// on_bytes does. Closes on a TLS error or the peer's close_notify. @return false to stop reading.
+    bool on_ciphertext(protocol::byte_view data);
+    /// TLS: what the engine must send outside a flush (handshake flights, alerts, key updates),
+    /// written now as far as the socket takes it, the rest after what is pending.
+    void send_tls(protocol::byte_view cipher);
+    /// TLS: encrypts queued frames (up to 256 frames or 256 KiB of records) into `cipher` and
+    /// takes them out of the queue. @return false if the connection closed (an engine failure).
+    bool encrypt_queued(protocol::byte_buffer& cipher, bool& fell_below_low, std::size_t& bytes_before,
+                        std::size_t& footprint_before);
+    /// TLS end of turn: encrypts, writes once without blocking, keeps what the socket did not take.
+    void flush_tls();
+    /// TLS: writes pending ciphertext (then newly encrypted frames) asynchronously.
+    void write_tls_async();
+    /// The client handshake of an ssl back end over transport::tls_engine.
+    asio::awaitable<std::string> engine_client_handshake(const std::string& host);
     /// Dispatches every message `data` completes (a loan for the call). @return false to stop reading.
     bool on_bytes(protocol::byte_view data);
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
@@ -206,7 +227,10 @@ private:
 
     protocol::frame_assembler in_;  // holds a message only while it straddles reads
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
-    std::vector<std::byte> tls_out_;  // TLS only: the batch being written, flattened
+    struct tls_io;
+    std::unique_ptr<tls_io> tls_;  // ssl only: ciphertext waiting for the socket
+    /// True while ciphertext waits for the socket (never for plain TCP).
+    bool tls_backlog() const noexcept;
     // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
     // expire, only cancel() wakes their waiter.
     std::unique_ptr<asio::steady_timer> wakeup_;  // TLS/WebSocket write loop sleeps on it; wake_writer() cancels it

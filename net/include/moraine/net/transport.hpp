@@ -7,6 +7,10 @@
 
 #include <memory>
 
+namespace moraine::transport {
+class tls_engine;
+}
+
 namespace moraine::net {
 
 class tls_contexts;
@@ -21,9 +25,11 @@ enum class transport_kind { tcp, ssl, ws, wss };
 /// The kind serving or reaching `ep` (tcp for anything not ssl, ws or wss).
 transport_kind kind_of(const protocol::endpoint& ep) noexcept;
 
-/** What an ice_connection reads and writes: a TCP socket (tcp endpoints), a TLS stream over one
-    (ssl), or a WebSocket over either (ws, wss; docs/transports.md §1). The TLS contexts are
-    shared and immutable; each TLS transport has its own SSL object. The TCP socket keeps its
+/** What an ice_connection reads and writes: a TCP socket (tcp endpoints), TLS over one (ssl:
+    a transport::tls_engine that the connection drives over its own reads and writes), or a
+    WebSocket over either (ws, wss; docs/transports.md §1; wss still over asio's TLS stream,
+    which Beast's WebSocket needs). The TLS contexts are shared and immutable; each TLS
+    transport has its own SSL object. The TCP socket keeps its
     address when the transport moves (connections keep a reference to it). Not thread-safe:
     used on its connection's shard only. */
 class transport {
@@ -40,10 +46,15 @@ public:
     tcp::socket& socket() noexcept;
     const tcp::socket& socket() const noexcept { return const_cast<transport*>(this)->socket(); }
     /// True for TLS (ssl and wss).
-    bool secure() const noexcept { return tls_ != nullptr; }
+    bool secure() const noexcept { return tls_ != nullptr || engine_ != nullptr; }
+    /// The TLS engine of an ssl transport; null for every other kind.
+    moraine::transport::tls_engine* engine() noexcept { return engine_.get(); }
+    /// The SSL of a TLS transport (either kind), for its peer's certificate and the cipher;
+    /// null without TLS.
+    SSL* ssl() const noexcept;
     /// True for WebSocket (ws and wss).
     bool websocket() const noexcept { return ws_ != nullptr; }
-    /// The TLS stream; only if secure().
+    /// The TLS stream under a wss WebSocket; only if secure() and websocket().
     tls_stream& tls() noexcept { return *tls_; }
     /// The WebSocket; only if websocket().
     ws_stream& ws() noexcept { return *ws_; }
@@ -55,7 +66,8 @@ public:
 private:
     tcp::socket plain_;
     std::shared_ptr<const tls_contexts> contexts_;
-    std::unique_ptr<tls_stream> tls_;  // before ws_: a wss WebSocket refers to it
+    std::unique_ptr<moraine::transport::tls_engine> engine_;  // ssl
+    std::unique_ptr<tls_stream> tls_;  // wss; before ws_, which refers to it
     std::unique_ptr<ws_stream> ws_;
     bool server_ = false;
 };
