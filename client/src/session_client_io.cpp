@@ -116,9 +116,9 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
 // A write loop per transport (tcp, TLS, ws), so that a tcp session's coroutine frame holds
 // nothing for the others; what they share is in await_output(), gather() and on_written().
 
-asio::awaitable<bool> session_client::await_output(std::uint32_t gen) {
+asio::awaitable<bool> session_client::await_output(std::uint32_t gen, const protocol::byte_buffer* control) {
     while (!gone(gen)) {
-        if (!out_.empty()) co_return true;
+        if (!out_.empty() || (control && !control->empty())) co_return true;
         if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
             close(error_info{});
             co_return false;
@@ -156,10 +156,19 @@ void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
 }
 
 asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
-    while (co_await await_output(gen)) {
-        // One frame per message; out_ may grow during the write, but out_[0]'s bytes stay put.
-        const auto ec = co_await ws->write(asio::buffer(out_.front()));
-        if (!on_written(gen, ec, 1)) co_return;
+    while (co_await await_output(gen, &ws->control)) {
+        // Every queued message (up to a batch) masked as its own frame: one write, not one per
+        // message. After the router's close frame only our close answer goes (RFC 6455 §5.5.1).
+        const std::size_t n = ws->peer_closed ? 0 : std::min(out_.size(), max_messages_per_write);
+        ws->frame(std::span(out_).first(n));
+        auto [ec, written] = co_await asio::async_write(socket_, asio::buffer(ws->out), nothrow_awaitable);
+        if (gone(gen)) co_return;
+        if (ws->peer_closed) {  // our close answer is out (or the router hung up first): done
+            close(lost("the router closed the connection"));
+            co_return;
+        }
+        if (!on_written(gen, ec, n)) co_return;
+        ws->written(out_.empty());
     }
 }
 
@@ -221,14 +230,57 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
 }
 
 asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
+    if (!ws->early.empty()) {  // frames that came with the upgrade's answer
+        auto early = std::move(ws->early);
+        if (!on_ws_bytes(*ws, early)) co_return;
+    }
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
     while (!gone(gen)) {
-        auto [ec, data] = co_await ws->read();
+        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
         if (gone(gen)) co_return;
-        if (ec) {
-            close(ec == boost::beast::websocket::error::closed ? lost("the router closed the connection") : read_error(ec));
+        if (wec) {
+            close(lost(wec.message()));
             co_return;
         }
-        if (!on_bytes(data)) co_return;
+        // As on tcp: no co_await from this read to the end of dispatch, so the thread's scratch
+        // is ours; the decoder unmasks nothing (the router's frames are unmasked) and keeps only
+        // a partial header.
+        auto& buf = scratch();
+        const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+        if (ec) {
+            close(read_error(ec));
+            co_return;
+        }
+        if (!on_ws_bytes(*ws, std::span(buf.data(), n))) co_return;
+    }
+}
+
+bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data) {
+    using transport::ws_input;
+    while (true) {
+        boost::system::error_code ec;
+        const transport::ws_decoded r = ws.decoder.decode(data, ec);
+        data = data.subspan(r.consumed);
+        switch (r.what) {
+        case ws_input::need_more: return true;
+        case ws_input::payload:
+            if (!on_bytes(r.payload)) return false;
+            break;
+        case ws_input::ping:
+            ws.queue_control(r.reply);
+            wakeup_.cancel();
+            break;
+        case ws_input::close:  // the write loop sends our answer, then closes
+            ws.queue_control(r.reply);
+            ws.peer_closed = true;
+            wakeup_.cancel();
+            return false;
+        case ws_input::error:
+            close(make_error(errc::protocol_error, ec.message()));
+            return false;
+        }
     }
 }
 

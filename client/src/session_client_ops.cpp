@@ -147,10 +147,9 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
     socket_.set_option(tcp::no_delay(true), ec);
     if (a.websocket) {  // still within connect_timeout: on expiry the timer closes the socket
         auto ws = std::make_shared<ws_client_stream>(socket_);
-        const auto wec = co_await ws->handshake(a);
+        const error_info err = co_await ws->handshake(a);
         if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();
-        if (wec) {
-            error_info err{wec, "WebSocket upgrade failed: " + wec.message()};
+        if (err) {
             close(err);
             co_return err;
         }

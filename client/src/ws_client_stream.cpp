@@ -1,49 +1,49 @@
 #include "ws_client_stream.hpp"
 
-#include <boost/beast/http/field.hpp>
-#include <boost/beast/websocket.hpp>
+#include <moraine/transport/ws_client_upgrade.hpp>
+#include <moraine/transport/ws_mask.hpp>
+#include <moraine/transport/ws_masked_frame.hpp>
 
-#include <string>
+#include <array>
 
 namespace moraine::client {
 
-namespace websocket = boost::beast::websocket;
-namespace http = boost::beast::http;
-
 namespace {
-// A large message's buffer is given back once read, so 8,000 idle sessions keep little.
-constexpr std::size_t kept_read_capacity = 16 * 1024;
+// Enough for a 101 answer (glacier2router's is 168 bytes) and the frames sent with it.
+constexpr std::size_t handshake_read_bytes = 1024;
+
+error_info failed(const boost::system::error_code& ec) {
+    return error_info{ec, "WebSocket upgrade failed: " + ec.message()};
+}
 }  // namespace
 
-ws_client_stream::ws_client_stream(tcp::socket& socket) : stream(socket) {
-    stream.binary(true);
-    stream.auto_fragment(false);  // one message, one frame: Ice 3.7 peers need it
-    stream.read_message_max(0);   // the Ice frame parser applies the session's own limit
-    stream.set_option(websocket::stream_base::decorator([](websocket::request_type& req) {
-        req.erase(http::field::user_agent);
-        req.set(http::field::sec_websocket_protocol, "ice.zeroc.com");
-    }));
+asio::awaitable<error_info> ws_client_stream::handshake(const router_address& router) {
+    transport::ws_client_upgrade upgrade(router.host, router.port, router.resource);
+    auto [wec, sent] = co_await asio::async_write(socket, asio::buffer(upgrade.request()), nothrow_awaitable);
+    if (wec) co_return failed(wec);
+    std::array<std::byte, handshake_read_bytes> buf;  // in this coroutine's frame, gone after the upgrade
+    while (true) {
+        auto [rec, n] = co_await socket.async_read_some(asio::buffer(buf), nothrow_awaitable);
+        if (rec) co_return failed(rec);
+        const auto r = upgrade.put(protocol::byte_view(buf.data(), n));
+        if (r.status == transport::ws_upgrade_status::need_more) continue;
+        if (r.status == transport::ws_upgrade_status::refused) co_return error_info{r.ec, r.why};
+        early.assign(buf.begin() + static_cast<std::ptrdiff_t>(r.consumed), buf.begin() + static_cast<std::ptrdiff_t>(n));
+        co_return error_info{};
+    }
 }
 
-asio::awaitable<boost::system::error_code> ws_client_stream::handshake(const router_address& router) {
-    auto [ec] = co_await stream.async_handshake(router.host + ":" + std::to_string(router.port), router.resource,
-                                                nothrow_awaitable);
-    co_return ec;
+std::size_t ws_client_stream::frame(std::span<const protocol::byte_buffer> messages) {
+    out.clear();
+    out.swap(control);  // control frames first, and `control` is empty again
+    for (const auto& m : messages)
+        transport::append_masked_frame(out, transport::ws_opcode::binary, m, transport::random_mask_key());
+    return out.size();
 }
 
-asio::awaitable<std::pair<boost::system::error_code, protocol::byte_view>> ws_client_stream::read() {
-    in.consume(in.size());
-    if (in.capacity() > kept_read_capacity) in.shrink_to_fit();
-    auto [ec, n] = co_await stream.async_read(in, nothrow_awaitable);
-    if (!ec && !stream.got_binary()) ec = make_error_code(boost::system::errc::protocol_error);
-    if (ec) co_return std::pair{ec, protocol::byte_view{}};
-    const auto data = in.cdata();
-    co_return std::pair{ec, protocol::byte_view(static_cast<const std::byte*>(data.data()), data.size())};
-}
-
-asio::awaitable<boost::system::error_code> ws_client_stream::write(asio::const_buffer message) {
-    auto [ec, n] = co_await stream.async_write(message, nothrow_awaitable);
-    co_return ec;
+void ws_client_stream::written(bool queue_empty) noexcept {
+    if (queue_empty) protocol::byte_buffer().swap(out);
+    else out.clear();
 }
 
 }  // namespace moraine::client

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -276,9 +277,12 @@ private:
     void start_ws_loops(std::shared_ptr<ws_client_stream> ws);
     asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
     asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
-    /// Waits until something is queued: true; false once connection `gen` is gone (closing
+    /// Decodes the router's frames in `data` (read just now): messages to on_bytes, pings
+    /// answered, a close answered and ended. @return false once the connection is closing.
+    bool on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data);
+    /// Waits until something is queued (in out_ or, for ws, in `control`): true; false once connection `gen` is gone (closing
     /// first when a close was asked for and everything queued has been written).
-    asio::awaitable<bool> await_output(std::uint32_t gen);
+    asio::awaitable<bool> await_output(std::uint32_t gen, const protocol::byte_buffer* control = nullptr);
     std::size_t gather(std::vector<asio::const_buffer>& batch) const;
     bool on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;
