@@ -107,8 +107,8 @@ asio::awaitable<void> backend_connection::connect() {
     if (websocket()) {  // still under deadline_
         const auto wec = co_await client_upgrade(endpoint_);
         if (closed()) co_return;
-        if (wec) {
-            close(close_reason::handshake, connection_lost_text("WebSocket upgrade failed: " + wec.message()));
+        if (!wec.empty()) {
+            close(close_reason::handshake, connection_lost_text("WebSocket upgrade failed: " + wec));
             co_return;
         }
     }

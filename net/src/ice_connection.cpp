@@ -5,11 +5,16 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
-#include <moraine/net/ws_stream.hpp>
 #include <moraine/transport/tls_engine.hpp>
+#include <moraine/transport/ws_client_upgrade.hpp>
+#include <moraine/transport/ws_control_frame.hpp>
+#include <moraine/transport/ws_error.hpp>
+#include <moraine/transport/ws_frame_decoder.hpp>
+#include <moraine/transport/ws_frame_header.hpp>
+#include <moraine/transport/ws_masked_frame.hpp>
+#include <moraine/transport/ws_server_upgrade.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
-#include <boost/beast/websocket/error.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -22,6 +27,8 @@ namespace {
 // Frames per writev: enough to amortise the syscall, well under IOV_MAX (1024), counting that a
 // frame can take two iovecs.
 constexpr std::size_t max_frames_per_write = 256;
+namespace tp = moraine::transport;
+
 // TLS: frames are gathered into one SSL_write of up to this many bytes (records of 16 KiB),
 // and one flush encrypts at most tls_flush_max: what one write can usually hand the kernel.
 constexpr std::size_t tls_coalesce_bytes = 64 * 1024;
@@ -32,13 +39,13 @@ std::span<std::byte> tls_plain_scratch() {
     thread_local std::vector<std::byte> plain(16 * 1024);
     return plain;
 }
-/// Per shard thread: small frames gathered for one SSL_write.
+/// Per shard thread: small frames (and their WebSocket headers) gathered for one SSL_write.
 protocol::byte_buffer& tls_staging() {
     thread_local protocol::byte_buffer staging;
     return staging;
 }
-/// Per shard thread: the records of one flush, written at once; only what the socket does not
-/// take is copied to the connection.
+/// Per shard thread: the wire bytes of one flush, written at once; only what the socket does
+/// not take is copied to the connection.
 protocol::byte_buffer& tls_cipher_scratch() {
     thread_local protocol::byte_buffer cipher;
     return cipher;
@@ -62,13 +69,15 @@ struct exact_allocator {
 };
 }  // namespace
 
-/// An ssl connection's ciphertext on its way out, in order: `pending` collects what the
-/// socket has not taken yet (appended to at any time), `writing` is what an asynchronous
-/// write is sending now. Both are empty, with no capacity, once the peer took everything.
-struct ice_connection::tls_io {
+/// TLS and WebSocket state of a layered connection. `pending` collects wire bytes the socket
+/// has not taken yet (appended to at any time), `writing` is what an asynchronous write is
+/// sending now; both are empty, with no capacity, once the peer took everything.
+struct ice_connection::layers {
     protocol::byte_buffer pending;
     protocol::byte_buffer writing;
-    protocol::byte_buffer early;  // records that came with a client handshake's last flight
+    protocol::byte_buffer early;  // stream bytes (under TLS) that came with a client handshake's last flight
+    std::unique_ptr<tp::ws_server_upgrade> upgrade;  // an accepted ws/wss connection until upgraded
+    std::optional<tp::ws_frame_decoder> ws;          // ws, wss
 };
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -79,10 +88,16 @@ ice_connection::ice_connection(shard& home, transport t)
       last_activity_(std::chrono::steady_clock::now()) {
     ++home_.metrics().connections_open;
     out_.coalesce(!transport_.websocket());  // WebSocket writes one frame per Ice message
-    if (transport_.engine()) tls_ = std::make_unique<tls_io>();
+    if (!transport_.secure() && !transport_.websocket()) return;
+    layers_ = std::make_unique<layers>();
+    if (transport_.websocket())
+        layers_->ws.emplace(transport_.server_side() ? tp::ws_role::server : tp::ws_role::client,
+                            home.cfg().message_size_max);
 }
 
-bool ice_connection::tls_backlog() const noexcept { return tls_ && (!tls_->pending.empty() || !tls_->writing.empty()); }
+bool ice_connection::wire_backlog() const noexcept {
+    return layers_ && (!layers_->pending.empty() || !layers_->writing.empty());
+}
 
 ice_connection::~ice_connection() {
     if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
@@ -114,44 +129,32 @@ void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std:
 
 void ice_connection::start_loops() {
     loops_started_ = true;
-    // WebSocket writes go through Beast's stream, never around it.
-    direct_writes_ = !transport_.websocket();
-    if (direct_writes_) {
-        // Plain TCP and TLS read and write without blocking the shard; a socket that cannot do
-        // that (only a broken descriptor cannot) is closed rather than served some other way.
-        boost::system::error_code ec;
-        socket_.non_blocking(true, ec);
-        if (ec) {
-            close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
-            return;
-        }
-        // No coroutines: the read and write coroutines' frames and pending operations cost ~2.5 KiB
-        // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
-        arm_read();
-        if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
-        if (tls_ && !tls_->early.empty()) {
-            const auto early = std::exchange(tls_->early, {});
-            if (!on_ciphertext(early)) reads_stopped_ = true;
-        }
+    // Reads and writes never block the shard; a socket that cannot do that (only a broken
+    // descriptor cannot) is closed rather than served some other way.
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    if (ec) {
+        close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
         return;
     }
-    auto ex = home_.executor();
-    // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    asio::co_spawn(ex, [self = shared_from_this()] { return self->ws_read_loop(); }, report_bug);
-    asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, report_bug);
+    // No coroutines: the read and write coroutines' frames and pending operations cost ~2.5 KiB
+    // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
+    arm_read();
+    if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
+    if (layers_ && !layers_->early.empty()) {
+        auto early = std::exchange(layers_->early, {});
+        if (!on_plain_bytes(early)) reads_stopped_ = true;
+    }
 }
 
 void ice_connection::wake_writer() {
-    if (tls_) write_tls_async();
-    else if (direct_writes_) write_async();
-    else if (wakeup_) wakeup_->cancel();
+    if (layers_) write_layered_async();
+    else write_async();
 }
 
 void ice_connection::schedule_write() {
-    // Plain TCP is written at the end of the turn, once for everything the turn queued; TLS and
-    // WebSocket go through their stream in the write loop, which a wake-up also runs only after
-    // this turn's other completions.
-    if (!direct_writes_ || write_in_flight_ || !writes_enabled_) {
+    // Written at the end of the turn, once for everything the turn queued.
+    if (write_in_flight_ || !writes_enabled_) {
         wake_writer();
         return;
     }
@@ -162,7 +165,7 @@ void ice_connection::schedule_write() {
 void ice_connection::flush_turn() {
     flush_marked_ = false;
     if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
-    if (tls_) return flush_tls();
+    if (layers_) return flush_layered();
     thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
     out_.gather(batch, max_frames_per_write);
     boost::system::error_code ec;
@@ -194,7 +197,7 @@ void ice_connection::after_write(std::size_t bytes_before, std::size_t footprint
     home_.note_queue_bytes();
     if (fell_below_low) on_drained();
     if (out_.empty() && close_pending_) close_message_written();
-    if (out_.empty() && !closed_ && !tls_backlog()) on_written();
+    if (out_.empty() && !closed_ && !wire_backlog()) on_written();
 }
 
 void ice_connection::start_accepted() {
@@ -202,12 +205,7 @@ void ice_connection::start_accepted() {
     accepted_ = true;
     home_.add_accepted(this);
     if (!admit()) return;
-    if (tls_) return start_tls_accept();
-    if (transport_.secure() || transport_.websocket()) {
-        asio::co_spawn(home_.executor(), [self = shared_from_this()] { return self->accept_handshakes(); },
-                       report_bug);
-        return;
-    }
+    if (layers_) return start_handshakes();
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
     start_loops();
@@ -232,53 +230,8 @@ bool ice_connection::admit() {
     return true;
 }
 
-asio::awaitable<void> ice_connection::accept_handshakes() {
-    // The handshakes run as one more coroutine of the shard: they never block other
-    // connections, and a peer that stalls or sends garbage is closed at the deadline or on the
-    // error, before any Ice byte is sent. One deadline (Moraine.TLS.HandshakeTimeout) bounds both.
-    const bool tls = transport_.secure(), ws = transport_.websocket();
-    asio::steady_timer deadline(home_.executor(), std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
-    deadline.async_wait([weak = weak_from_this(), tls, ws](boost::system::error_code ec) {
-        if (auto c = weak.lock(); c && !ec)
-            c->close(close_reason::handshake, tls && ws ? "TLS handshake or WebSocket upgrade timed out"
-                               : ws ? "WebSocket upgrade timed out" : "TLS handshake timed out");
-    });
-    if (tls) {
-        auto [ec] = co_await transport_.tls().async_handshake(asio::ssl::stream_base::server, nothrow_awaitable);
-        if (closed_) co_return;
-        if (ec) {
-            close(close_reason::handshake, "TLS handshake failed: " + ec.message());
-            co_return;
-        }
-    }
-    if (ws) {
-        std::string why;
-        const auto ec = co_await transport_.ws().accept(why);
-        if (closed_) co_return;
-        if (ec) {
-            // Worth a line: a browser or proxy misconfigured in front of the router shows here.
-            if (!why.empty()) spdlog::info("WebSocket connection from {} refused: {}", transport_.ws().peer(), why);
-            if (why.empty()) close(close_reason::peer_closed, "peer closed before its WebSocket upgrade");
-            else close(close_reason::handshake, why);
-            co_return;
-        }
-    }
-    deadline.cancel();
-    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                  protocol::validate_connection_message.end()));
-    start_loops();
-}
-
 asio::awaitable<std::string> ice_connection::client_handshake(const std::string& host) {
-    if (tls_) co_return co_await engine_client_handshake(host);
-    auto& tls = transport_.tls();  // wss: asio's TLS stream, under Beast's WebSocket
-    if (auto ec = prepare_client(tls.native_handle(), transport_.contexts()->config(), host)) co_return ec.message();
-    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
-    co_return ec ? ec.message() : std::string();
-}
-
-asio::awaitable<boost::system::error_code> ice_connection::client_upgrade(const protocol::endpoint& ep) {
-    co_return co_await transport_.ws().handshake(ep.host, ep.port, ep.resource);
+    co_return co_await engine_client_handshake(host);
 }
 
 bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
@@ -353,7 +306,6 @@ void ice_connection::close(close_reason reason, std::string_view why) {
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);  // both loops wake with operation_aborted and return
-    if (wakeup_) wakeup_->cancel();
     if (resume_) resume_->cancel();
     on_closed(why);  // queued frames are freed with the connection: a pending writev may still point at them
 }
@@ -396,8 +348,8 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
     last_activity_ = std::chrono::steady_clock::now();
     bool more = false;
     try {
-        const protocol::byte_view data(scratch.data(), n);
-        more = tls_ ? on_ciphertext(data) : on_bytes(data);
+        const std::span<std::byte> data(scratch.data(), n);
+        more = transport_.secure() ? on_ciphertext(data) : on_plain_bytes(data);
     } catch (...) {
         // As co_spawn does for the TLS and WebSocket read loops: counted and logged, reading
         // stops, the shard runs on.
@@ -453,28 +405,40 @@ bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
 }
 
 void ice_connection::close_on_read_error(const boost::system::error_code& ec) {
-    // A TLS peer that closes without close_notify reads as stream_truncated: still the peer's close.
-    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated)
+    // A TLS peer that closes without close_notify reads as EOF here: still the peer's close.
+    if (ec == asio::error::eof)
         close(close_reason::peer_closed, "peer closed the connection");
     else
         close(close_reason::io_error, ec.message());
 }
 
-// ---- TLS (ssl) over transport::tls_engine: the plain-TCP paths with a transformation --------
+// ---- TLS and WebSocket: the plain-TCP paths with layers ---------------------------------------
 
-void ice_connection::start_tls_accept() {
+std::string ice_connection::peer_text() const {
+    boost::system::error_code ec;
+    const auto peer = socket_.remote_endpoint(ec);
+    if (ec) return "?";
+    return peer.address().to_string() + ":" + std::to_string(peer.port());
+}
+
+void ice_connection::start_handshakes() {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
     if (ec) {
         close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
         return;
     }
-    // A peer that stalls is closed at the deadline, before any Ice byte (Moraine.TLS.HandshakeTimeout).
+    if (transport_.websocket()) layers_->upgrade = std::make_unique<tp::ws_server_upgrade>();
+    // A peer that stalls is closed at the deadline, before any Ice byte; one deadline
+    // (Moraine.TLS.HandshakeTimeout) bounds the TLS handshake and the WebSocket upgrade together.
     // The resume timer is free until the loops start: nothing pauses reading before that.
+    const char* what = transport_.secure() && transport_.websocket() ? "TLS handshake or WebSocket upgrade timed out"
+                       : transport_.websocket()                       ? "WebSocket upgrade timed out"
+                                                                      : "TLS handshake timed out";
     auto& deadline = lazy_timer(resume_);
     deadline.expires_after(std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
-    deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& e) {
-        if (auto c = weak.lock(); c && !e && !c->loops_started_) c->close(close_reason::handshake, "TLS handshake timed out");
+    deadline.async_wait([weak = weak_from_this(), what](const boost::system::error_code& e) {
+        if (auto c = weak.lock(); c && !e && !c->loops_started_) c->close(close_reason::handshake, what);
     });
     arm_handshake_read();
 }
@@ -488,36 +452,53 @@ void ice_connection::arm_handshake_read() {
 void ice_connection::on_handshake_readable(const boost::system::error_code& wait_error) {
     if (closed_) return;
     if (wait_error) {
-        close(close_reason::handshake, "TLS handshake failed: " + wait_error.message());
+        close(close_reason::handshake, "handshake failed: " + wait_error.message());
         return;
     }
     auto& scratch = home_.scratch();  // ours until this handler returns, as in on_readable
     boost::system::error_code ec;
     const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return arm_handshake_read();
+    auto* engine = transport_.engine();
+    const bool in_tls = engine && !engine->established();
+    if (ec == asio::error::eof && !in_tls) {
+        close(close_reason::peer_closed, "peer closed before its WebSocket upgrade");  // a port probe
+        return;
+    }
     if (ec) {
-        close(close_reason::handshake, ec == asio::error::eof ? "TLS handshake failed: the peer closed the connection"
-                                                              : "TLS handshake failed: " + ec.message());
+        close(close_reason::handshake, (in_tls ? "TLS handshake failed: " : "WebSocket upgrade failed: ") +
+                                           (ec == asio::error::eof ? std::string("the peer closed the connection")
+                                                                   : ec.message()));
         return;
     }
-    const protocol::byte_view data(scratch.data(), n);
-    protocol::byte_buffer flight;
-    auto& engine = *transport_.engine();
-    const auto step = engine.handshake(data, flight);
-    if (!flight.empty()) send_tls(flight);  // the server's flight, or the alert of a failure
-    if (closed_) return;
-    if (step.status == moraine::transport::tls_status::want_read) return arm_handshake_read();
-    if (step.status != moraine::transport::tls_status::ok) {
-        close(close_reason::handshake, "TLS handshake failed: " + engine.error());
-        return;
+    std::span<std::byte> data(scratch.data(), n);
+    if (in_tls) {
+        protocol::byte_buffer flight;
+        const auto step = engine->handshake(data, flight);
+        if (!flight.empty()) send_raw(flight);  // the server's flight, or the alert of a failure
+        if (closed_) return;
+        if (step.status == tp::tls_status::want_read) return arm_handshake_read();
+        if (step.status != tp::tls_status::ok) {
+            close(close_reason::handshake, "TLS handshake failed: " + engine->error());
+            return;
+        }
+        data = data.subspan(step.consumed);
+        if (!layers_->upgrade) finish_handshakes();  // ssl: TLS was the only handshake
     }
-    resume_->cancel();  // the deadline
-    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                  protocol::validate_connection_message.end()));
-    start_loops();
-    // Records that came after the handshake in the same read (an eager peer) are read now,
+    // What follows in this read (an eager peer's records, the upgrade request) is read now,
     // while the scratch is still ours.
-    if (step.consumed < n && !closed_ && !on_ciphertext(data.subspan(step.consumed))) reads_stopped_ = true;
+    const bool more = data.empty() || (engine ? on_ciphertext(data) : on_plain_bytes(data));
+    if (closed_) return;
+    if (!loops_started_) return arm_handshake_read();
+    if (!more) reads_stopped_ = true;
+}
+
+void ice_connection::finish_handshakes() {
+    if (resume_) resume_->cancel();  // the deadline
+    if (accepted_)
+        enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                      protocol::validate_connection_message.end()));
+    start_loops();
 }
 
 asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::string& host) {
@@ -531,34 +512,81 @@ asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::
             if (ec) co_return ec.message();
             flight.clear();
         }
-        if (step.status == moraine::transport::tls_status::ok) co_return std::string();
-        if (step.status != moraine::transport::tls_status::want_read) co_return engine.error();
+        if (step.status == tp::tls_status::ok) co_return std::string();
+        if (step.status != tp::tls_status::want_read) co_return engine.error();
         auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
         if (closed_) co_return "connection closed";
         if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the TLS handshake" : ec.message();
         step = engine.handshake(protocol::byte_view(in.data(), n), flight);
-        if (step.status == moraine::transport::tls_status::ok && step.consumed < n)
-            tls_->early.assign(in.begin() + static_cast<std::ptrdiff_t>(step.consumed),
-                               in.begin() + static_cast<std::ptrdiff_t>(n));
+        if (step.status != tp::tls_status::ok || step.consumed == n) continue;
+        // Records right behind the handshake: decrypted now, read once the loops start.
+        protocol::byte_buffer reply;
+        const auto rest = engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply,
+                                      tls_plain_scratch(), [this](std::span<std::byte> plain) {
+                                          layers_->early.insert(layers_->early.end(), plain.begin(), plain.end());
+                                          return true;
+                                      });
+        if (rest.status == tp::tls_status::failed) co_return engine.error();
+        flight.insert(flight.end(), reply.begin(), reply.end());
     }
 }
 
-bool ice_connection::on_ciphertext(protocol::byte_view data) {
+asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endpoint& ep) {
+    tp::ws_client_upgrade upgrade(ep.host, static_cast<std::uint16_t>(ep.port), ep.resource);
+    protocol::byte_buffer request;
+    const auto text = protocol::as_bytes(upgrade.request());
+    if (auto* engine = transport_.engine()) {
+        if (!engine->write(text, request)) co_return engine->error();
+    } else {
+        request.assign(text.begin(), text.end());
+    }
+    if (auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(request), nothrow_awaitable); ec)
+        co_return ec.message();
+    protocol::byte_buffer answer = std::exchange(layers_->early, {}), in(16 * 1024);
+    for (;;) {
+        if (!answer.empty()) {
+            const auto r = upgrade.put(answer);
+            if (r.status == tp::ws_upgrade_status::refused) co_return r.why;
+            if (r.status == tp::ws_upgrade_status::accepted) {
+                // The server's first frames (its validate connection) may come with the 101.
+                layers_->early.assign(answer.begin() + static_cast<std::ptrdiff_t>(r.consumed), answer.end());
+                co_return std::string();
+            }
+            answer.clear();  // kept by the upgrade
+        }
+        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
+        if (closed_) co_return "connection closed";
+        if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the upgrade" : ec.message();
+        if (auto* engine = transport_.engine()) {
+            protocol::byte_buffer reply;
+            const auto step = engine->read(protocol::byte_view(in.data(), n), reply, tls_plain_scratch(),
+                                           [&answer](std::span<std::byte> plain) {
+                                               answer.insert(answer.end(), plain.begin(), plain.end());
+                                               return true;
+                                           });
+            if (step.status == tp::tls_status::failed || step.status == tp::tls_status::closed)
+                co_return "TLS: " + (engine->error().empty() ? std::string("closed") : engine->error());
+        } else {
+            answer.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+        }
+    }
+}
+
+bool ice_connection::on_ciphertext(std::span<std::byte> data) {
     auto& engine = *transport_.engine();
     protocol::byte_buffer reply;  // alerts, key update answers: rare, and no allocation when empty
-    const auto step = engine.read(data, reply, tls_plain_scratch(), [this](protocol::byte_view plain) {
-        return on_bytes(plain) && !closed_;
-    });
-    if (!reply.empty() && !closed_) send_tls(reply);
+    const auto step = engine.read(data, reply, tls_plain_scratch(),
+                                  [this](std::span<std::byte> plain) { return on_plain_bytes(plain) && !closed_; });
+    if (!reply.empty() && !closed_) send_raw(reply);
     switch (step.status) {
-    case moraine::transport::tls_status::want_read:
+    case tp::tls_status::want_read:
         return !closed_;
-    case moraine::transport::tls_status::ok:
+    case tp::tls_status::ok:
         return false;  // dispatch asked to stop reading
-    case moraine::transport::tls_status::closed:
+    case tp::tls_status::closed:
         close(close_reason::peer_closed, "peer closed the TLS connection");
         return false;
-    case moraine::transport::tls_status::failed:
+    case tp::tls_status::failed:
         break;
     }
     ++home_.metrics().protocol_errors;
@@ -566,163 +594,178 @@ bool ice_connection::on_ciphertext(protocol::byte_view data) {
     return false;
 }
 
-void ice_connection::send_tls(protocol::byte_view cipher) {
+bool ice_connection::on_plain_bytes(std::span<std::byte> data) {
+    if (!layers_ || !layers_->ws) return on_bytes(data);
+    if (layers_->upgrade) return on_upgrade_bytes(data);
+    return on_ws_bytes(data);
+}
+
+bool ice_connection::on_upgrade_bytes(std::span<std::byte> data) {
+    const auto r = layers_->upgrade->put(data);
+    if (r.status == tp::ws_upgrade_status::need_more) return true;
+    if (!r.answer.empty()) send_plain(protocol::as_bytes(r.answer));
+    if (r.status == tp::ws_upgrade_status::refused) {
+        // Worth a line: a browser or proxy misconfigured in front of the router shows here.
+        spdlog::info("WebSocket connection from {} refused: {}", peer_text(), r.why);
+        close(close_reason::handshake, r.why);
+        return false;
+    }
+    layers_->upgrade.reset();
+    finish_handshakes();
+    return !closed_ && on_ws_bytes(data.subspan(r.consumed));
+}
+
+bool ice_connection::on_ws_bytes(std::span<std::byte> data) {
+    boost::system::error_code ec;
+    while (!closed_) {
+        const auto d = layers_->ws->decode(data, ec);
+        data = data.subspan(d.consumed);
+        switch (d.what) {
+        case tp::ws_input::need_more:
+            return true;
+        case tp::ws_input::payload:
+            if (!on_bytes(d.payload)) return false;
+            break;
+        case tp::ws_input::ping:
+            send_plain(d.reply.view());
+            break;
+        case tp::ws_input::close:
+            send_plain(d.reply.view());
+            close(close_reason::peer_closed, "peer closed the connection");
+            return false;
+        case tp::ws_input::error: {
+            const auto role = transport_.server_side() ? tp::ws_role::server : tp::ws_role::client;
+            if (const auto code = tp::ws_close_code(ec)) send_plain(tp::ws_close_frame(role, code).view());
+            const std::string what = ec == tp::ws_errc::text_frame ? "WebSocket text frame (Ice sends binary frames only)"
+                                     : ec == tp::ws_errc::message_too_big
+                                         ? "WebSocket message larger than the message size limit"
+                                         : "WebSocket protocol error: " + ec.message();
+            spdlog::info("WebSocket connection from {} closed: {}", peer_text(), what);
+            ++home_.metrics().protocol_errors;
+            close(close_reason::protocol_error, what);
+            return false;
+        }
+        }
+    }
+    return false;
+}
+
+void ice_connection::send_plain(protocol::byte_view bytes) {
+    auto* engine = transport_.engine();
+    if (!engine) return send_raw(bytes);
+    protocol::byte_buffer records;
+    if (!engine->write(bytes, records)) return close(close_reason::io_error, "TLS error: " + engine->error());
+    send_raw(records);
+}
+
+void ice_connection::send_raw(protocol::byte_view bytes) {
     std::size_t n = 0;
-    if (!tls_backlog()) {  // nothing ahead of it: straight to the socket
+    if (!wire_backlog()) {  // nothing ahead of it: straight to the socket
         boost::system::error_code ec;
-        n = socket_.write_some(asio::buffer(cipher.data(), cipher.size()), ec);
+        n = socket_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) n = 0;
         else if (ec) return close(close_reason::io_error, ec.message());
     }
-    if (n == cipher.size()) return;
-    tls_->pending.insert(tls_->pending.end(), cipher.begin() + static_cast<std::ptrdiff_t>(n), cipher.end());
-    write_tls_async();
+    if (n == bytes.size()) return;
+    layers_->pending.insert(layers_->pending.end(), bytes.begin() + static_cast<std::ptrdiff_t>(n), bytes.end());
+    write_layered_async();
 }
 
-bool ice_connection::encrypt_queued(protocol::byte_buffer& cipher, bool& fell_below_low, std::size_t& bytes_before,
-                                    std::size_t& footprint_before) {
+bool ice_connection::encode_queued(protocol::byte_buffer& wire, bool& fell_below_low, std::size_t& bytes_before,
+                                   std::size_t& footprint_before) {
     thread_local std::vector<asio::const_buffer> batch;
     out_.gather(batch, max_frames_per_write);
-    auto& engine = *transport_.engine();
+    auto* engine = transport_.engine();
+    const bool ws = transport_.websocket(), masked = ws && !transport_.server_side();
     auto& staging = tls_staging();
     staging.clear();
     bool ok = true;
-    const auto seal = [&](protocol::byte_view plain) { ok = ok && engine.write(plain, cipher); };
-    std::size_t taken = 0;
-    for (const auto& b : batch) {
-        const protocol::byte_view piece(static_cast<const std::byte*>(b.data()), b.size());
-        // Small frames share records; a large one is sealed from where it lies.
+    // Over TLS small pieces share records and a large one is sealed where it lies; without
+    // TLS (ws) the bytes go straight to `wire`.
+    const auto seal = [&](protocol::byte_view plain) { ok = ok && engine->write(plain, wire); };
+    const auto emit = [&](protocol::byte_view piece) {
+        if (!engine) return wire.insert(wire.end(), piece.begin(), piece.end()), void();
         if (staging.size() + piece.size() > tls_coalesce_bytes && !staging.empty()) {
             seal(staging);
             staging.clear();
         }
         if (piece.size() >= tls_coalesce_bytes) seal(piece);
         else staging.insert(staging.end(), piece.begin(), piece.end());
-        taken += piece.size();
-        if (cipher.size() + staging.size() >= tls_flush_max) break;
+    };
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < out_.gathered(); ++i) {
+        const auto& f = out_.gathered_frame(i);
+        const protocol::byte_view head(f.head);
+        const protocol::byte_view tail = f.tail ? protocol::byte_view(*f.tail) : protocol::byte_view();
+        const std::size_t size = head.size() + tail.size();
+        if (masked) {  // a back end over ws: the client masks, so the payload is copied anyway
+            thread_local protocol::byte_buffer frame;
+            frame.clear();
+            const std::array<protocol::byte_view, 2> pieces{head, tail};
+            tp::append_masked_frame(frame, tp::ws_opcode::binary, pieces, tp::random_mask_key());
+            emit(frame);
+        } else {
+            if (ws) emit(tp::ws_header(tp::ws_opcode::binary, size).view());  // one Ice message per frame
+            emit(head);
+            if (!tail.empty()) emit(tail);
+        }
+        taken += size;
+        if (wire.size() + staging.size() >= tls_flush_max) break;
     }
     if (!staging.empty()) seal(staging);
     if (staging.capacity() > 2 * tls_coalesce_bytes) protocol::byte_buffer().swap(staging);
     if (!ok) {
-        close(close_reason::io_error, "TLS error: " + engine.error());
+        close(close_reason::io_error, "TLS error: " + engine->error());
         return false;
     }
     bytes_before = out_.bytes();
     footprint_before = out_.footprint();
-    fell_below_low = out_.consume(taken);  // sealed: the records own these bytes now
+    fell_below_low = out_.consume(taken);  // encoded: the wire bytes carry them now
     return true;
 }
 
-void ice_connection::flush_tls() {
-    if (tls_backlog()) return write_tls_async();  // records before these must leave first
-    auto& cipher = tls_cipher_scratch();
-    cipher.clear();
+void ice_connection::flush_layered() {
+    if (wire_backlog()) return write_layered_async();  // bytes before these must leave first
+    auto& wire = tls_cipher_scratch();
+    wire.clear();
     bool fell = false;
     std::size_t before = 0, footprint_before = 0;
-    if (!encrypt_queued(cipher, fell, before, footprint_before)) return;
+    if (!encode_queued(wire, fell, before, footprint_before)) return;
     boost::system::error_code ec;
-    std::size_t n = socket_.write_some(asio::buffer(cipher), ec);
+    std::size_t n = socket_.write_some(asio::buffer(wire), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) n = 0;
     else if (ec) return close(close_reason::io_error, ec.message());
-    if (n < cipher.size())
-        tls_->pending.assign(cipher.begin() + static_cast<std::ptrdiff_t>(n), cipher.end());
-    if (cipher.capacity() > 2 * tls_flush_max) protocol::byte_buffer().swap(cipher);  // give a burst back
+    if (n < wire.size()) layers_->pending.assign(wire.begin() + static_cast<std::ptrdiff_t>(n), wire.end());
+    if (wire.capacity() > 2 * tls_flush_max) protocol::byte_buffer().swap(wire);  // give a burst back
     after_write(before, footprint_before, fell);
-    if ((tls_backlog() || !out_.empty()) && !closed_) write_tls_async();
+    if ((wire_backlog() || !out_.empty()) && !closed_) write_layered_async();
 }
 
-void ice_connection::write_tls_async() {
+void ice_connection::write_layered_async() {
     if (closed_ || write_in_flight_) return;
-    if (tls_->pending.empty()) {
+    if (layers_->pending.empty()) {
         if (!writes_enabled_ || out_.empty()) return;
         bool fell = false;
         std::size_t before = 0, footprint_before = 0;
-        if (!encrypt_queued(tls_->pending, fell, before, footprint_before)) return;
+        if (!encode_queued(layers_->pending, fell, before, footprint_before)) return;
         after_write(before, footprint_before, fell);
-        if (closed_) return;
+        if (closed_ || layers_->pending.empty()) return;
     }
-    std::swap(tls_->pending, tls_->writing);  // appends go to `pending` while this write runs
+    std::swap(layers_->pending, layers_->writing);  // appends go to `pending` while this write runs
     write_in_flight_ = true;
-    asio::async_write(socket_, asio::buffer(tls_->writing),
+    asio::async_write(socket_, asio::buffer(layers_->writing),
                       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                           self->write_in_flight_ = false;
                           if (self->closed_) return;
                           if (ec) return self->close(close_reason::io_error, ec.message());
-                          protocol::byte_buffer().swap(self->tls_->writing);  // a drained connection keeps nothing
+                          protocol::byte_buffer().swap(self->layers_->writing);  // a drained connection keeps nothing
                           try {
-                              if (!self->tls_->pending.empty() || !self->out_.empty()) self->write_tls_async();
+                              if (!self->layers_->pending.empty() || !self->out_.empty()) self->write_layered_async();
                               else self->on_written();
                           } catch (...) {
                               report_bug(std::current_exception());
                           }
                       });
-}
-
-asio::awaitable<void> ice_connection::ws_read_loop() {
-    auto& ws = transport_.ws();
-    ws.read_limit(home_.cfg().message_size_max);
-    while (!closed_) {
-        if (closing_ || reads_paused() || reads_held()) {
-            co_await pause_timer().async_wait(nothrow_awaitable);
-            continue;
-        }
-        auto [ec, data] = co_await ws.read();
-        if (closed_) co_return;
-        if (ec) {
-            close_ws(ec);
-            co_return;
-        }
-        last_activity_ = std::chrono::steady_clock::now();
-        if (!on_bytes(data)) co_return;
-    }
-}
-
-void ice_connection::close_ws(const boost::system::error_code& ec) {
-    namespace websocket = boost::beast::websocket;
-    if (ec == websocket::error::closed || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
-        ec == asio::error::connection_reset || ec == asio::error::not_connected || ec == asio::error::broken_pipe) {
-        close(close_reason::peer_closed, "peer closed the connection");
-        return;
-    }
-    std::string what = ec == boost::system::errc::protocol_error ? "WebSocket text frame (Ice sends binary frames only)"
-                       : ec == websocket::error::message_too_big ? "WebSocket message larger than the message size limit"
-                                                                  : "WebSocket protocol error: " + ec.message();
-    spdlog::info("WebSocket connection from {} closed: {}", transport_.ws().peer(), what);
-    ++home_.metrics().protocol_errors;
-    close(close_reason::protocol_error, what);
-}
-
-asio::awaitable<boost::system::error_code> ice_connection::write_ws_frames() {
-    auto& ws = transport_.ws();
-    for (std::size_t i = 0; i < out_.gathered(); ++i) {
-        const auto& f = out_.gathered_frame(i);
-        const auto tail = f.tail ? asio::buffer(*f.tail) : asio::const_buffer();
-        if (auto ec = co_await ws.write(asio::buffer(f.head), tail)) co_return ec;
-        if (closed_) co_return asio::error::operation_aborted;
-    }
-    co_return boost::system::error_code();
-}
-
-asio::awaitable<void> ice_connection::write_loop() {
-    auto self = shared_from_this();  // keep alive across the close() inside this loop
-    std::vector<asio::const_buffer> batch;
-    while (!closed_) {
-        if (out_.empty() || !writes_enabled_) {
-            co_await lazy_timer(wakeup_).async_wait(nothrow_awaitable);
-            continue;
-        }
-        out_.gather(batch, max_frames_per_write);
-        write_in_flight_ = true;
-        const auto ec = co_await write_ws_frames();
-        write_in_flight_ = false;
-        if (closed_) co_return;
-        if (ec) {
-            close(close_reason::io_error, ec.message());
-            co_return;
-        }
-        const std::size_t before = out_.bytes(), footprint_before = out_.footprint();
-        after_write(before, footprint_before, out_.consume_gathered());
-    }
 }
 
 }  // namespace moraine::net

@@ -1,16 +1,11 @@
 #include <moraine/net/transport.hpp>
 
 #include <moraine/net/tls_context.hpp>
-#include <moraine/net/ws_stream.hpp>
 #include <moraine/transport/tls_engine.hpp>
 
 #include <stdexcept>
 
 namespace moraine::net {
-
-namespace {
-asio::ssl::context& tls_context(const tls_contexts& c, bool server) { return server ? c.server() : c.client(); }
-}  // namespace
 
 transport_kind kind_of(const protocol::endpoint& ep) noexcept {
     if (ep.is_ssl()) return transport_kind::ssl;
@@ -20,35 +15,19 @@ transport_kind kind_of(const protocol::endpoint& ep) noexcept {
 }
 
 transport::transport(tcp::socket s, transport_kind kind, std::shared_ptr<const tls_contexts> contexts, bool server)
-    : plain_(s.get_executor()), contexts_(std::move(contexts)), server_(server) {
+    : socket_(std::move(s)), contexts_(std::move(contexts)), kind_(kind), server_(server) {
     const bool tls = kind == transport_kind::ssl || kind == transport_kind::wss;
     if (tls && !contexts_) throw std::invalid_argument("a TLS transport needs TLS contexts");
-    if (kind == transport_kind::ssl) {
-        engine_ = std::make_unique<moraine::transport::tls_engine>(tls_context(*contexts_, server).native_handle(), server);
-        plain_ = std::move(s);
+    if (tls) {
+        auto& context = server ? contexts_->server() : contexts_->client();
+        engine_ = std::make_unique<moraine::transport::tls_engine>(context.native_handle(), server);
     }
-    if (kind == transport_kind::wss) {
-        tls_ = std::make_unique<tls_stream>(std::move(s), tls_context(*contexts_, server));
-        ws_ = std::make_unique<ws_stream>(*tls_);
-    }
-    if (kind == transport_kind::ws) ws_ = std::make_unique<ws_stream>(std::move(s));
-    if (kind == transport_kind::tcp) plain_ = std::move(s);
 }
 
 transport::transport(transport&&) noexcept = default;
 transport& transport::operator=(transport&&) noexcept = default;
 transport::~transport() = default;
 
-SSL* transport::ssl() const noexcept {
-    if (engine_) return engine_->native();
-    if (tls_) return tls_->native_handle();
-    return nullptr;
-}
-
-tcp::socket& transport::socket() noexcept {
-    if (tls_) return tls_->next_layer();
-    if (ws_) return ws_->socket();
-    return plain_;
-}
+SSL* transport::ssl() const noexcept { return engine_ ? engine_->native() : nullptr; }
 
 }  // namespace moraine::net

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,11 +27,12 @@ class shard;
 /// Reads wait for readability, then read into the shard's scratch buffer and dispatch every
 /// whole message before waiting again; only a partial message is kept per connection.
 /// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
-/// Plain TCP and TLS (ssl) run from completion handlers, with no coroutine per connection (an
-/// idle one holds one pending wait, perf/README.md "Idle RSS per session"): TLS reads the
-/// socket into the shard's scratch and decrypts it with a transport::tls_engine, and encrypts
-/// what a turn queued with one SSL_write per 64 KiB, sent with one write. WebSocket (ws, wss)
-/// runs a read and a write coroutine each.
+/// Every transport runs from completion handlers, with no coroutine per connection (an idle
+/// one holds one pending wait, perf/README.md "Idle RSS per session"). TLS and WebSocket are
+/// layers over the same reads and writes (the "layered" paths): the shard's scratch goes
+/// through a transport::tls_engine and/or a WebSocket frame decoder before on_bytes, and what
+/// a turn queued is framed (one WebSocket frame per Ice message) and sealed (one SSL_write
+/// per 64 KiB) into one buffer, sent with one write.
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
@@ -110,7 +112,7 @@ public:
 protected:
     ice_connection(shard& home, transport t);
 
-    /// Starts reading and writing: completion handlers for plain TCP, else the read and write loops.
+    /// Starts reading and writing (after the handshakes, if any).
     void start_loops();
     /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
     /// (together bounded by the handshake timeout; a failure closes the connection without an
@@ -122,8 +124,9 @@ protected:
     /// caller closes on a failure).
     asio::awaitable<std::string> client_handshake(const std::string& host);
     /// For an outgoing ws or wss connection, once connected (and TLS is up): the WebSocket
-    /// upgrade to `ep`'s host, port and resource. @return the error (the caller closes).
-    asio::awaitable<boost::system::error_code> client_upgrade(const protocol::endpoint& ep);
+    /// upgrade to `ep`'s host, port and resource. @return why it failed, for the log (empty
+    /// once upgraded; the caller closes on a failure).
+    asio::awaitable<std::string> client_upgrade(const protocol::endpoint& ep);
 
     /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
         (batched requests have request id 0, docs/ice-wire.md §5). Malformed input closes the
@@ -167,15 +170,15 @@ protected:
     tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
     bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
-    /// Writes what is queued now: plain TCP starts an asynchronous write, TLS and WebSocket wake
-    /// their write loop. Nothing while a write is in flight (it takes the new frames next).
+    /// Writes what is queued now with an asynchronous write. Nothing while a write is in flight
+    /// (it takes the new frames next).
     void wake_writer();
 
 private:
-    /// Plain TCP: waits for readability (or, while paused or closing, for resume_reads()),
-    /// holding the connection. At most one wait is pending.
+    /// Waits for readability (or, while paused or closing, for resume_reads()), holding the
+    /// connection. At most one wait is pending.
     void arm_read();
-    /// Plain TCP: one read into the shard's scratch, its whole messages dispatched, then arm_read.
+    /// One read into the shard's scratch, its whole messages dispatched, then arm_read.
     void on_readable(const boost::system::error_code& wait_error);
     /// A failed read (plain TCP or TLS): the peer's close (eof, a TLS stream truncated) is
     /// peer_closed, anything else io_error.
@@ -184,36 +187,41 @@ private:
     /// rest, one batch at a time, until the queue is empty (a socket that was full).
     void write_async();
     void on_async_written(const boost::system::error_code& ec);
-    asio::awaitable<void> write_loop();
-    asio::awaitable<void> ws_read_loop();
-    /// TLS handshake and/or WebSocket upgrade of an accepted connection, then start.
-    asio::awaitable<void> accept_handshakes();
-    /// Closes for a failed WebSocket read: a peer's close or EOF quietly, anything else (text
-    /// frame, bad masking, oversized message) as a protocol error with a log line.
-    void close_ws(const boost::system::error_code& ec);
-    /// Writes the gathered frames one WebSocket frame each.
-    asio::awaitable<boost::system::error_code> write_ws_frames();
-    /// TLS (ssl) of an accepted connection: the handshake driven by readability, under the
-    /// handshake timeout, then validate connection and start_loops().
-    void start_tls_accept();
+    /// TLS and/or WebSocket of an accepted connection: the TLS handshake and the upgrade, driven
+    /// by readability under the handshake timeout, then validate connection and start_loops().
+    void start_handshakes();
     void arm_handshake_read();
     void on_handshake_readable(const boost::system::error_code& wait_error);
-    /// TLS: decrypts `data` (a loan: the shard's scratch) and dispatches the plaintext as
-    /// on_bytes does. Closes on a TLS error or the peer's close_notify. @return false to stop reading.
-    bool on_ciphertext(protocol::byte_view data);
-    /// TLS: what the engine must send outside a flush (handshake flights, alerts, key updates),
-    /// written now as far as the socket takes it, the rest after what is pending.
-    void send_tls(protocol::byte_view cipher);
-    /// TLS: encrypts queued frames (up to 256 frames or 256 KiB of records) into `cipher` and
+    /// The handshakes are done: validate connection queued (accepted side), loops started.
+    void finish_handshakes();
+    /// TLS: decrypts `data` (a loan: the shard's scratch) and passes the plaintext on
+    /// (on_plain_bytes). Closes on a TLS error or the peer's close_notify. @return false to stop reading.
+    bool on_ciphertext(std::span<std::byte> data);
+    /// Bytes of the stream under TLS: the WebSocket upgrade, WebSocket frames, or Ice messages.
+    /// `data` is a mutable loan (frames are unmasked in place). @return false to stop reading.
+    bool on_plain_bytes(std::span<std::byte> data);
+    /// The accepted side's WebSocket upgrade request; on success the rest goes to on_ws_bytes.
+    bool on_upgrade_bytes(std::span<std::byte> data);
+    /// WebSocket frames: payload to on_bytes, pings answered, a close or an error closes.
+    bool on_ws_bytes(std::span<std::byte> data);
+    /// Sends stream bytes outside the queue (an upgrade answer, a pong, a close frame): sealed
+    /// first over TLS, then as send_raw.
+    void send_plain(protocol::byte_view bytes);
+    /// Sends bytes as they go on the wire (TLS records, or WebSocket bytes without TLS) now, as
+    /// far as the socket takes them without blocking; the rest after what is pending, in order.
+    void send_raw(protocol::byte_view bytes);
+    /// Frames (WebSocket) and seals (TLS) up to 256 queued frames or 256 KiB into `wire` and
     /// takes them out of the queue. @return false if the connection closed (an engine failure).
-    bool encrypt_queued(protocol::byte_buffer& cipher, bool& fell_below_low, std::size_t& bytes_before,
-                        std::size_t& footprint_before);
-    /// TLS end of turn: encrypts, writes once without blocking, keeps what the socket did not take.
-    void flush_tls();
-    /// TLS: writes pending ciphertext (then newly encrypted frames) asynchronously.
-    void write_tls_async();
-    /// The client handshake of an ssl back end over transport::tls_engine.
+    bool encode_queued(protocol::byte_buffer& wire, bool& fell_below_low, std::size_t& bytes_before,
+                       std::size_t& footprint_before);
+    /// Layered end of turn: encodes, writes once without blocking, keeps what the socket did not take.
+    void flush_layered();
+    /// Layered: writes pending wire bytes (then newly encoded frames) asynchronously.
+    void write_layered_async();
+    /// The client handshake of an ssl or wss back end.
     asio::awaitable<std::string> engine_client_handshake(const std::string& host);
+    /// "address:port" of the peer, for log lines ("?" once the socket no longer knows it).
+    std::string peer_text() const;
     /// Dispatches every message `data` completes (a loan for the call). @return false to stop reading.
     bool on_bytes(protocol::byte_view data);
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
@@ -227,13 +235,12 @@ private:
 
     protocol::frame_assembler in_;  // holds a message only while it straddles reads
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
-    struct tls_io;
-    std::unique_ptr<tls_io> tls_;  // ssl only: ciphertext waiting for the socket
-    /// True while ciphertext waits for the socket (never for plain TCP).
-    bool tls_backlog() const noexcept;
-    // Made on first use (an idle plain TCP connection has neither: 120 bytes each); they never
-    // expire, only cancel() wakes their waiter.
-    std::unique_ptr<asio::steady_timer> wakeup_;  // TLS/WebSocket write loop sleeps on it; wake_writer() cancels it
+    struct layers;
+    std::unique_ptr<layers> layers_;  // TLS and/or WebSocket state; null for plain TCP
+    /// True while encoded bytes wait for the socket (never for plain TCP).
+    bool wire_backlog() const noexcept;
+    // Made on first use (an idle plain TCP connection has none: 120 bytes); it never expires
+    // by itself, only cancel() wakes its waiter. Also the handshake deadline before the loops start.
     std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
     /// `t`, made now if it was not yet.
     asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
@@ -255,10 +262,9 @@ private:
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
     bool loops_started_ = false;  // handshakes done, reading and writing started
-    bool direct_writes_ = false;   // plain TCP, non-blocking: no loops; written by flush_turn, then write_async
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
-    bool write_in_flight_ = false;  // the write loop / write_async awaits an asynchronous write
-    bool read_armed_ = false;       // plain TCP: a readability or resume wait is pending
+    bool write_in_flight_ = false;  // an asynchronous write is under way
+    bool read_armed_ = false;       // a readability or resume wait is pending
     bool held_ = false;             // reading held by the memory budget (reads_held)
     bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
 };

@@ -3,7 +3,7 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/net/asio.hpp>
 
-#include <boost/asio/ssl/stream.hpp>
+#include <openssl/ssl.h>
 
 #include <memory>
 
@@ -14,10 +14,6 @@ class tls_engine;
 namespace moraine::net {
 
 class tls_contexts;
-class ws_stream;
-
-/// TLS over a TCP socket that the stream owns.
-using tls_stream = asio::ssl::stream<tcp::socket>;
 
 /// The layers a connection speaks over TCP, after its endpoint type.
 enum class transport_kind { tcp, ssl, ws, wss };
@@ -25,11 +21,10 @@ enum class transport_kind { tcp, ssl, ws, wss };
 /// The kind serving or reaching `ep` (tcp for anything not ssl, ws or wss).
 transport_kind kind_of(const protocol::endpoint& ep) noexcept;
 
-/** What an ice_connection reads and writes: a TCP socket (tcp endpoints), TLS over one (ssl:
-    a transport::tls_engine that the connection drives over its own reads and writes), or a
-    WebSocket over either (ws, wss; docs/transports.md §1; wss still over asio's TLS stream,
-    which Beast's WebSocket needs). The TLS contexts are shared and immutable; each TLS
-    transport has its own SSL object. The TCP socket keeps its
+/** What an ice_connection reads and writes: a TCP socket (tcp endpoints), with TLS over it (ssl,
+    wss: a transport::tls_engine that the connection drives over its own reads and writes) and
+    WebSocket framing (ws, wss: transport's WebSocket codec, docs/transports.md §1) as the kind
+    says. The TLS contexts are shared and immutable; each TLS transport has its own SSL object. The TCP socket keeps its
     address when the transport moves (connections keep a reference to it). Not thread-safe:
     used on its connection's shard only. */
 class transport {
@@ -43,32 +38,27 @@ public:
     ~transport();
 
     /// The TCP socket: the transport itself, or the one under TLS or WebSocket.
-    tcp::socket& socket() noexcept;
-    const tcp::socket& socket() const noexcept { return const_cast<transport*>(this)->socket(); }
+    tcp::socket& socket() noexcept { return socket_; }
+    const tcp::socket& socket() const noexcept { return socket_; }
     /// True for TLS (ssl and wss).
-    bool secure() const noexcept { return tls_ != nullptr || engine_ != nullptr; }
-    /// The TLS engine of an ssl transport; null for every other kind.
+    bool secure() const noexcept { return engine_ != nullptr; }
+    /// The TLS engine of an ssl or wss transport; null for tcp and ws.
     moraine::transport::tls_engine* engine() noexcept { return engine_.get(); }
     /// The SSL of a TLS transport (either kind), for its peer's certificate and the cipher;
     /// null without TLS.
     SSL* ssl() const noexcept;
     /// True for WebSocket (ws and wss).
-    bool websocket() const noexcept { return ws_ != nullptr; }
-    /// The TLS stream under a wss WebSocket; only if secure() and websocket().
-    tls_stream& tls() noexcept { return *tls_; }
-    /// The WebSocket; only if websocket().
-    ws_stream& ws() noexcept { return *ws_; }
+    bool websocket() const noexcept { return kind_ == transport_kind::ws || kind_ == transport_kind::wss; }
     /// True for the accepting side.
     bool server_side() const noexcept { return server_; }
     /// The shared TLS contexts (and settings); null without TLS.
     const std::shared_ptr<const tls_contexts>& contexts() const noexcept { return contexts_; }
 
 private:
-    tcp::socket plain_;
+    tcp::socket socket_;
     std::shared_ptr<const tls_contexts> contexts_;
-    std::unique_ptr<moraine::transport::tls_engine> engine_;  // ssl
-    std::unique_ptr<tls_stream> tls_;  // wss; before ws_, which refers to it
-    std::unique_ptr<ws_stream> ws_;
+    std::unique_ptr<moraine::transport::tls_engine> engine_;  // ssl, wss
+    transport_kind kind_ = transport_kind::tcp;
     bool server_ = false;
 };
 

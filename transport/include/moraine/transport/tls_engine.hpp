@@ -65,7 +65,7 @@ public:
     tls_step handshake(protocol::byte_view in, protocol::byte_buffer& out);
 
     /** Decrypts the records in `in`: each piece of application data goes to
-        `on_plain(protocol::byte_view) -> bool`, a loan of `plain` (a caller's scratch, of any
+        `on_plain(std::span<std::byte>) -> bool`, a mutable loan of `plain` (a caller's scratch, of any
         size; 16 KiB holds a whole record). Anything the engine must send meanwhile (a TLS 1.3
         key update answer, an alert) is appended to `out`. Stops when `on_plain` returns false
         (status ok: the rest of `in` is not used). @return want_read when `in` is used up. */
@@ -76,7 +76,7 @@ public:
         for (;;) {
             const std::size_t n = read_some(plain, st);
             if (n == 0) break;
-            if (!on_plain(protocol::byte_view(plain.data(), n))) {
+            if (!on_plain(plain.first(n))) {
                 st = tls_status::ok;
                 break;
             }
