@@ -1113,7 +1113,7 @@ TEST_F(config_files, ssl_endpoint_without_certificate_is_refused) {
 
 TEST_F(config_files, yaml_tls_section_paths_are_relative_to_the_file) {
     config cfg = yaml("client:\n  endpoints: \"ssl -p 4063\"\ntls:\n  cert_file: server.pem\n  verify_peer: 0\n"
-                      "  protocols: [tls1_3]\n  handshake_timeout_ms: 2500\n");
+                      "  protocols: [tls1_3]\n  handshake_timeout_ms: 2500\n  handshake_threads: 3\n");
     const auto& t = cfg.runtime.tls;
     EXPECT_TRUE(t.configured);
     EXPECT_TRUE(t.yaml);
@@ -1121,6 +1121,10 @@ TEST_F(config_files, yaml_tls_section_paths_are_relative_to_the_file) {
     EXPECT_EQ(t.verify_peer, 0);
     EXPECT_EQ(t.protocols, std::vector<std::string>{"tls1_3"});
     EXPECT_EQ(t.handshake_timeout_ms, 2500);
+    EXPECT_EQ(t.handshake_threads, 3);
+    EXPECT_NE(yaml_error("client:\n  endpoints: \"tcp -p 1\"\ntls:\n  handshake_threads: 65\n").find("handshake_threads"),
+              std::string::npos);
+    EXPECT_EQ(ice("Glacier2.Client.Endpoints=tcp -p 1\nMoraine.TLS.HandshakeThreads=0\n").runtime.tls.handshake_threads, 0);
     EXPECT_NE(yaml_error("client:\n  endpoints: \"tcp -p 1\"\ntls:\n  cert: x\n").find("tls.cert: unknown key"),
               std::string::npos);
 }

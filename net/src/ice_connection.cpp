@@ -2,6 +2,7 @@
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/error.hpp>
+#include <moraine/net/handshake_pool.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
@@ -472,22 +473,44 @@ void ice_connection::on_handshake_readable(const boost::system::error_code& wait
         return;
     }
     std::span<std::byte> data(scratch.data(), n);
+    if (in_tls && home_.handshakes()) {
+        // The step's public-key work runs on the handshake pool; nothing else touches the engine
+        // meanwhile (no read is armed until the result is back on this shard).
+        auto input = std::make_shared<protocol::byte_buffer>(data.begin(), data.end());
+        asio::post(home_.handshakes()->executor(), [self = shared_from_this(), input] {
+            auto flight = std::make_shared<protocol::byte_buffer>();
+            const auto step = self->transport_.engine()->handshake(*input, *flight);
+            asio::post(self->home_.executor(), [self, input, flight, step] {
+                if (!self->closed_) self->after_handshake_step(step, *flight, *input);
+            });
+        });
+        return;
+    }
     if (in_tls) {
         protocol::byte_buffer flight;
         const auto step = engine->handshake(data, flight);
-        if (!flight.empty()) send_raw(flight);  // the server's flight, or the alert of a failure
-        if (closed_) return;
-        if (step.status == tp::tls_status::want_read) return arm_handshake_read();
-        if (step.status != tp::tls_status::ok) {
-            close(close_reason::handshake, "TLS handshake failed: " + engine->error());
-            return;
-        }
-        data = data.subspan(step.consumed);
-        if (!layers_->upgrade) finish_handshakes();  // ssl: TLS was the only handshake
+        return after_handshake_step(step, flight, data);
     }
+    after_handshakes_input(data);
+}
+
+void ice_connection::after_handshake_step(const tp::tls_step& step, protocol::byte_view flight,
+                                          std::span<std::byte> input) {
+    if (!flight.empty()) send_raw(flight);  // the server's flight, or the alert of a failure
+    if (closed_) return;
+    if (step.status == tp::tls_status::want_read) return arm_handshake_read();
+    if (step.status != tp::tls_status::ok) {
+        close(close_reason::handshake, "TLS handshake failed: " + transport_.engine()->error());
+        return;
+    }
+    if (!layers_->upgrade) finish_handshakes();  // ssl: TLS was the only handshake
+    after_handshakes_input(input.subspan(step.consumed));
+}
+
+void ice_connection::after_handshakes_input(std::span<std::byte> data) {
     // What follows in this read (an eager peer's records, the upgrade request) is read now,
-    // while the scratch is still ours.
-    const bool more = data.empty() || (engine ? on_ciphertext(data) : on_plain_bytes(data));
+    // while the input is still ours.
+    const bool more = data.empty() || (transport_.secure() ? on_ciphertext(data) : on_plain_bytes(data));
     if (closed_) return;
     if (!loops_started_) return arm_handshake_read();
     if (!more) reads_stopped_ = true;

@@ -68,6 +68,7 @@ tls_config read_tls(const property_file& p, std::vector<std::string>& warnings) 
     if (const std::string* v = p.find("IceSSL.Protocols")) t.protocols = split_list(*v);
     text("IceSSL.Ciphers", t.ciphers);
     p.read_int("Moraine.TLS.HandshakeTimeout", 1, INT_MAX, t.handshake_timeout_ms);
+    p.read_int("Moraine.TLS.HandshakeThreads", 0, 64, t.handshake_threads);
     return t;
 }
 
@@ -95,6 +96,7 @@ tls_config read_tls(yaml_section& root, const std::filesystem::path& dir) {
     }
     s.read("ciphers", t.ciphers);
     s.read_int("handshake_timeout_ms", 1, INT_MAX, t.handshake_timeout_ms);
+    s.read_int("handshake_threads", 0, 64, t.handshake_threads);
     s.finish();
     // Relative paths are relative to the YAML file, like every other path in it.
     std::filesystem::path base(t.default_dir);

@@ -21,11 +21,14 @@ unsigned thread_count(const runtime_config& cfg) {
 shard_set::shard_set(std::shared_ptr<const runtime_config> cfg)
     : cfg_(std::move(cfg)), locator_answers_(std::make_shared<locator_cache>(cfg_->locator_cache_timeout_s)) {
     if (cfg_->tls.configured) tls_ = tls_contexts::create(cfg_->tls);
+    if (tls_ && cfg_->tls.handshake_threads > 0)
+        handshakes_ = std::make_unique<handshake_pool>(static_cast<unsigned>(cfg_->tls.handshake_threads));
     const unsigned n = thread_count(*cfg_);
     budget_ = std::make_unique<memory_budget>(n, cfg_->memory_budget_bytes);
     for (unsigned i = 0; i < n; ++i) {
         shards_.push_back(std::make_unique<shard>(*this, i, cfg_));
         shards_.back()->set_tls(tls_);
+        shards_.back()->set_handshakes(handshakes_.get());
         shards_.back()->set_budget(budget_.get());
     }
 }

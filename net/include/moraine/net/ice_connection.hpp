@@ -17,6 +17,10 @@
 #include <string_view>
 #include <vector>
 
+namespace moraine::transport {
+struct tls_step;
+}
+
 namespace moraine::net {
 
 class shard;
@@ -192,6 +196,12 @@ private:
     void start_handshakes();
     void arm_handshake_read();
     void on_handshake_readable(const boost::system::error_code& wait_error);
+    /// After a TLS handshake step (here or on the handshake pool): sends its flight, then waits
+    /// for more, fails, or goes on with the rest of `input` (a loan for the call).
+    void after_handshake_step(const moraine::transport::tls_step& step, protocol::byte_view flight,
+                              std::span<std::byte> input);
+    /// Bytes read during the handshakes that follow the TLS handshake: the upgrade, early records.
+    void after_handshakes_input(std::span<std::byte> data);
     /// The handshakes are done: validate connection queued (accepted side), loops started.
     void finish_handshakes();
     /// TLS: decrypts `data` (a loan: the shard's scratch) and passes the plaintext on

@@ -21,6 +21,7 @@ class backend_pool;
 class datagram_pool;
 class ice_connection;
 class tls_contexts;
+class handshake_pool;
 class locator_resolver;
 
 /// What a service on the shard does when the runtime drains (SIGTERM, shard_set::drain).
@@ -71,6 +72,9 @@ public:
     /// Replaced on reload (shard_set::reload_tls); connections keep the context they began with.
     const std::shared_ptr<const tls_contexts>& tls() const noexcept { return tls_; }
     void set_tls(std::shared_ptr<const tls_contexts> t) noexcept { tls_ = std::move(t); }
+    /// Where accepted connections run their TLS handshake steps; null: on this shard.
+    handshake_pool* handshakes() const noexcept { return handshakes_; }
+    void set_handshakes(handshake_pool* p) noexcept { handshakes_ = p; }
     shard_metrics& metrics() noexcept { return metrics_; }
 
     /// The memory budget of every shard (shard_set::budget); null for a shard made alone (tests).
@@ -134,6 +138,7 @@ private:
     std::unique_ptr<datagram_pool> datagrams_;
     std::unique_ptr<locator_resolver> resolver_;
     std::shared_ptr<const tls_contexts> tls_;
+    handshake_pool* handshakes_ = nullptr;  // shard_set's, if any
     std::vector<std::byte> scratch_;
     std::vector<std::function<void()>> stop_hooks_;
     std::vector<std::function<void(metric_sink&)>> collectors_;

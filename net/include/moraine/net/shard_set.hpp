@@ -2,6 +2,7 @@
 // All shards, their threads, and the messages between them (docs/style.md §7).
 #include <moraine/net/asio.hpp>
 #include <moraine/net/datagram_listener.hpp>
+#include <moraine/net/handshake_pool.hpp>
 #include <moraine/net/listener.hpp>
 #include <moraine/net/locator_cache.hpp>
 #include <moraine/net/runtime_config.hpp>
@@ -97,6 +98,8 @@ private:
     std::unique_ptr<memory_budget> budget_;  // before shards_, which point to it
     std::vector<std::unique_ptr<shard>> shards_;
     std::shared_ptr<const tls_contexts> tls_;
+    // After shards_: destroyed (its threads joined) before them, since its jobs post to them.
+    std::unique_ptr<handshake_pool> handshakes_;
     std::vector<std::thread> threads_;
     asio::thread_pool blocking_{2};
     std::mutex per_address_mutex_;

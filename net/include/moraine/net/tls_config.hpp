@@ -59,6 +59,11 @@ struct tls_config {
     /// outgoing connection has to finish its TLS handshake before it is closed; an accepted ws
     /// or wss connection its WebSocket upgrade too (with or without TLS); must be > 0.
     int handshake_timeout_ms = 10000;
+    /// Moraine.TLS.HandshakeThreads / tls.handshake_threads: threads that run accepted
+    /// connections' TLS handshake steps beside the shards, at a lower priority (handshake_pool),
+    /// so a flood of handshakes cannot hold up established sessions; 0 runs them on the shard
+    /// that owns the connection. 0..64.
+    int handshake_threads = 1;
 };
 
 /// One setting's names: IceSSL's short key, the property name and the YAML name.
