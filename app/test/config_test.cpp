@@ -809,7 +809,7 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
                             "log_level, limits, tls, locator, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
-                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always)");
+                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always, reuse_port)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
               std::string::npos);
 }

@@ -46,18 +46,36 @@ asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& e
     return resolver.resolve(ep.host, std::to_string(ep.port)).begin()->endpoint().address();
 }
 
-void ensure_port_free(shard& sh, const protocol::endpoint& ep) {
-    if (ep.port == 0) return;  // the kernel picks a free port
-    // A probe without SO_REUSEPORT: if another process (say, a second router) listens there, it
-    // fails with "address in use", where the shards' SO_REUSEPORT binds would silently share
-    // the port and split the clients between the two processes.
+namespace {
+
+// A probe without SO_REUSEPORT: if another process (say, a second router) listens there, it
+// fails with "address in use", where the shards' SO_REUSEPORT binds would silently share the
+// port and split the clients between the two processes.
+boost::system::error_code probe_bind(shard& sh, const protocol::endpoint& ep) {
     tcp::acceptor probe(sh.io());
     const auto local = resolve_local(sh.io(), ep);
     probe.open(local.protocol());
     probe.set_option(tcp::acceptor::reuse_address(true));
     boost::system::error_code ec;
     probe.bind(local, ec);
+    // Without the source location asio adds: what() then reads "...: Address already in use".
+    return {ec.value(), ec.category()};
+}
+
+}  // namespace
+
+void ensure_port_free(shard& sh, const protocol::endpoint& ep) {
+    if (ep.port == 0) return;  // the kernel picks a free port
+    if (auto ec = probe_bind(sh, ep))
+        throw boost::system::system_error(ec, "cannot listen on " + protocol::endpoint_to_string(ep));
+}
+
+bool port_is_free(shard& sh, const protocol::endpoint& ep) {
+    if (ep.port == 0) return true;
+    auto ec = probe_bind(sh, ep);
+    if (ec == asio::error::address_in_use) return false;
     if (ec) throw boost::system::system_error(ec, "cannot listen on " + protocol::endpoint_to_string(ep));
+    return true;
 }
 
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {

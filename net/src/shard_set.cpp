@@ -5,6 +5,8 @@
 #include <moraine/net/tls_context.hpp>
 #include <moraine/net/usable_cpus.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <future>
 
 namespace moraine::net {
@@ -40,18 +42,36 @@ shard_set::~shard_set() {
 }
 
 std::vector<protocol::endpoint> shard_set::listen(std::vector<protocol::endpoint> endpoints,
-                                                  const accept_handler& on_accept) {
+                                                  const accept_handler& on_accept, port_sharing sharing) {
     for (auto& ep : endpoints) {
         const bool secure = ep.secure();
         if (secure && !tls_)
             throw config_error(cfg_->tls.source, protocol::endpoint_to_string(ep),
                                "an ssl or wss endpoint needs TLS settings");
-        ensure_port_free(*shards_.front(), ep);
+        bool joined = false;  // shared, and another process listens there already
+        if (sharing == port_sharing::exclusive)
+            ensure_port_free(*shards_.front(), ep);
+        else
+            joined = !port_is_free(*shards_.front(), ep);
         for (auto& sh : shards_) {
-            auto acceptor = bind_listener(*sh, ep);
+            tcp::acceptor acceptor(sh->io());
+            try {
+                acceptor = bind_listener(*sh, ep);
+            } catch (const boost::system::system_error& e) {
+                // Shared: the other listener has no SO_REUSEPORT, or belongs to another user.
+                if (sharing != port_sharing::shared || e.code() != asio::error::address_in_use) throw;
+                const boost::system::error_code in_use(e.code().value(), e.code().category());  // no source location
+                throw boost::system::system_error(in_use, "cannot share " + protocol::endpoint_to_string(ep) +
+                                                              " (SO_REUSEPORT): a process of another user, or one "
+                                                              "that does not share it, listens there");
+            }
             ep.port = acceptor.local_endpoint().port();
             start_accepting(*sh, std::move(acceptor), kind_of(ep), on_accept);
         }
+        if (joined)
+            spdlog::info("{}: another process listens on this port; sharing it (SO_REUSEPORT): the kernel spreads "
+                         "new connections over every process listening there",
+                         protocol::endpoint_to_string(ep));
     }
     return endpoints;
 }

@@ -1,7 +1,8 @@
 // listener: binding and accepting on a shard. Checked: bind_listener on port 0 gets a real
 // port and can be bound again with SO_REUSEPORT (every shard on one port), ensure_port_free
-// refusing a port another socket listens on, and start_accepting handing each accepted
-// connection to the handler as a transport of the endpoint's kind until the acceptor closes.
+// refusing a port another socket listens on, port_is_free telling it, and start_accepting
+// handing each accepted connection to the handler as a transport of the endpoint's kind until
+// the acceptor closes.
 #include "loop_harness.hpp"
 
 #include <moraine/net/listener.hpp>
@@ -31,6 +32,17 @@ TEST(listener, ensure_port_free_refuses_a_port_in_use) {
     EXPECT_THROW(net::ensure_port_free(shards->at(0), loopback(taken.local_endpoint().port())),
                  boost::system::system_error);
     EXPECT_NO_THROW(net::ensure_port_free(shards->at(0), loopback(0))) << "port 0: the kernel picks";
+}
+
+TEST(listener, port_is_free_tells_a_port_in_use) {
+    auto shards = test::owned_shards();
+    auto taken = net::bind_listener(shards->at(0), loopback(0));
+    const auto port = taken.local_endpoint().port();
+    EXPECT_FALSE(net::port_is_free(shards->at(0), loopback(port)));
+    EXPECT_TRUE(net::port_is_free(shards->at(0), loopback(0)));
+    taken.close();
+    EXPECT_TRUE(net::port_is_free(shards->at(0), loopback(port)))
+        << "a closed listener frees its port";
 }
 
 TEST(listener, start_accepting_hands_each_connection_over_until_closed) {

@@ -1,6 +1,7 @@
 // shard_set: the shards and their threads. Checked: one shard per configured thread, work posted
 // with invoke_on runs on the target shard's own thread, the per-address connection limit,
-// listen() on port 0 sharing one real port across shards, and stop hooks run at stop.
+// listen() on port 0 sharing one real port across shards, two sets sharing one port with
+// port_sharing::shared (and refused without it), and stop hooks run at stop.
 #include "loop_harness.hpp"
 
 #include <moraine/net/shard_set.hpp>
@@ -111,4 +112,72 @@ TEST(shard_set, listen_on_port_zero_binds_one_real_port_on_every_shard) {
     client.connect({net::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(bound[0].port)});
     ASSERT_TRUE(test::run_until(*shards, [&] { return accepted_on.size() == 1; }));
     EXPECT_LT(accepted_on[0], 2u);
+}
+
+namespace {
+
+// Connects `n` clients to 127.0.0.1:`port` (the kernel completes each handshake in a listen
+// backlog), then runs both shard sets until every one was accepted by one of them or 5 s passed.
+void connect_and_accept(net::asio::io_context& client_io, std::vector<net::tcp::socket>& clients, unsigned short port,
+                        int n, net::shard_set& a, net::shard_set* b, const std::function<int()>& accepted) {
+    for (int i = 0; i < n; ++i) {
+        clients.emplace_back(client_io);
+        clients.back().connect({net::asio::ip::make_address("127.0.0.1"), port});
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (accepted() < static_cast<int>(clients.size()) && std::chrono::steady_clock::now() < deadline) {
+        test::settle(a);
+        if (b) test::settle(*b);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
+
+}  // namespace
+
+// Moraine.Client.ReusePort: two shard sets (two routers) on one port, the kernel spreading the
+// connections; without port_sharing::shared the second one is refused, as is sharing a port
+// whose listener has no SO_REUSEPORT.
+TEST(shard_set, shared_port_is_spread_over_two_sets_and_survives_one) {
+    auto a = test::owned_shards(2);
+    auto b = test::owned_shards(2);
+    int on_a = 0, on_b = 0;
+    const auto any = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0");
+    auto bound = a->listen(any, [&](net::shard&, net::transport) { ++on_a; }, net::port_sharing::shared);
+    const auto port = static_cast<unsigned short>(bound.at(0).port);
+    auto same = bound;
+
+    try {
+        b->listen(same, [](net::shard&, net::transport) {});
+        ADD_FAILURE() << "an exclusive listen on a port another set listens on must throw";
+    } catch (const boost::system::system_error& e) {
+        EXPECT_EQ(e.code(), net::asio::error::address_in_use);
+    }
+    auto again = b->listen(same, [&](net::shard&, net::transport) { ++on_b; }, net::port_sharing::shared);
+    EXPECT_EQ(again.at(0).port, port);
+
+    net::asio::io_context client_io;
+    std::vector<net::tcp::socket> clients;
+    connect_and_accept(client_io, clients, port, 64, *a, b.get(), [&] { return on_a + on_b; });
+    EXPECT_EQ(on_a + on_b, 64);
+    EXPECT_GT(on_a, 0) << "4 sockets in one SO_REUSEPORT group: 64 connections all on one set would be a 2^-63 event";
+    EXPECT_GT(on_b, 0);
+
+    a.reset();  // the first "router" exits: its sockets leave the group
+    const int before = on_b;
+    connect_and_accept(client_io, clients, port, 16, *b, nullptr, [&] { return on_a + on_b; });
+    EXPECT_EQ(on_b - before, 16) << "every new connection reaches the set still listening";
+}
+
+TEST(shard_set, sharing_a_port_held_without_reuseport_is_refused) {
+    net::asio::io_context io;
+    net::tcp::acceptor plain(io, {net::asio::ip::make_address("127.0.0.1"), 0});  // no SO_REUSEPORT
+    auto shards = test::owned_shards();
+    auto ep = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p " + std::to_string(plain.local_endpoint().port()));
+    try {
+        shards->listen(ep, [](net::shard&, net::transport) {}, net::port_sharing::shared);
+        ADD_FAILURE() << "must throw";
+    } catch (const boost::system::system_error& e) {
+        EXPECT_EQ(e.code(), net::asio::error::address_in_use);
+        EXPECT_NE(std::string(e.what()).find("cannot share"), std::string::npos) << e.what();
+    }
 }

@@ -74,6 +74,7 @@ void read_endpoints(const property_file& p, config& cfg) {
     cfg.client_endpoints = p.endpoints("Glacier2.Client.Endpoints");
     if (cfg.client_endpoints.empty())
         throw config_error(p.file(), "Glacier2.Client.Endpoints", "required (the endpoints clients connect to)");
+    p.read_bool("Moraine.Client.ReusePort", cfg.client_reuse_port);
     cfg.server_endpoints = p.endpoints("Glacier2.Server.Endpoints");
     cfg.server_published_endpoints = p.endpoints("Glacier2.Server.PublishedEndpoints");
 }

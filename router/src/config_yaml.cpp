@@ -25,6 +25,7 @@ void read_client(yaml_section s, config& cfg) {
     s.read_int("acm_timeout", 0, INT_MAX, cfg.acm_timeout_s);
     s.read_int("heartbeat_interval_ms", 0, INT_MAX, cfg.heartbeat_interval_ms);
     s.read("heartbeat_always", cfg.heartbeat_always);
+    s.read("reuse_port", cfg.client_reuse_port);
     s.finish();
 }
 

@@ -5,6 +5,9 @@
 #include <moraine/router/server_connection.hpp>
 #include <moraine/net/published_endpoints.hpp>
 
+#include <stdexcept>
+#include <string>
+
 namespace moraine::router {
 
 namespace {
@@ -28,9 +31,22 @@ session_router::session_router(net::shard_set& shards, std::shared_ptr<const con
 session_router::~session_router() = default;
 
 void session_router::start() {
-    auto bound_client = shards_.listen(cfg_->client_endpoints, [this](net::shard& sh, net::transport s) {
-        std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
-    });
+    const auto sharing = cfg_->client_reuse_port ? net::port_sharing::shared : net::port_sharing::exclusive;
+    std::vector<protocol::endpoint> bound_client;
+    try {
+        bound_client = shards_.listen(
+            cfg_->client_endpoints,
+            [this](net::shard& sh, net::transport s) {
+                std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
+            },
+            sharing);
+    } catch (const boost::system::system_error& e) {
+        if (sharing == net::port_sharing::shared || e.code() != net::asio::error::address_in_use) throw;
+        // Say how to run several routers on one port on purpose.
+        throw std::runtime_error(std::string(e.what()) +
+                                 " (to share a client port between moraine-router processes, give every one of them "
+                                 "Moraine.Client.ReusePort=1 or client.reuse_port: true)");
+    }
     client_endpoints_ = net::published_endpoints(bound_client);  // getClientProxy, ReturnClientProxy=1
     // Stream server endpoints accept back ends' connections; udp ones take their datagram
     // callbacks (docs/glacier2.md "udp").

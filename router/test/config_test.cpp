@@ -1,6 +1,7 @@
 // router config: reading the router's keys from a Glacier2 property file and from YAML with
 // their defaults, warnings for keys Moraine does not act on, and errors naming file, line and
-// key; heartbeat_interval()'s default. (app/test checks the shipped files end to end.)
+// key; client.reuse_port in both spellings; heartbeat_interval()'s default. (app/test checks
+// the shipped files end to end.)
 #include <moraine/router/config.hpp>
 
 #include <gtest/gtest.h>
@@ -90,6 +91,25 @@ TEST(config, yaml_is_read_with_moraines_defaults) {
     ASSERT_EQ(cfg.client_endpoints.size(), 1u);
     EXPECT_FALSE(cfg.client_buffered) << "YAML's default is unbuffered";
     EXPECT_EQ(cfg.auth, router::auth_mode::allow_all);
+    EXPECT_FALSE(cfg.client_reuse_port) << "a client port is this process's alone unless asked";
+}
+
+TEST(config, client_reuse_port_in_both_spellings) {
+    std::vector<std::string> warnings;
+    EXPECT_FALSE(from_properties("Glacier2.Client.Endpoints=tcp -p 4063\n", warnings).client_reuse_port);
+    EXPECT_TRUE(from_properties("Glacier2.Client.Endpoints=tcp -p 4063\nMoraine.Client.ReusePort=1\n", warnings)
+                    .client_reuse_port);
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+    EXPECT_NE(error_of("Glacier2.Client.Endpoints=tcp -p 4063\nMoraine.Client.ReusePort=maybe\n")
+                  .find("Moraine.Client.ReusePort"),
+              std::string::npos);
+    YAML::Node root = YAML::Load(
+        "client:\n"
+        "  endpoints: tcp -h 127.0.0.1 -p 4063\n"
+        "  reuse_port: true\n");
+    const std::string file = "test.yaml";  // yaml_section keeps a reference to it
+    net::yaml_section top(root, "", file);
+    EXPECT_TRUE(router::read_config(top, ".").client_reuse_port);
 }
 
 TEST(config, heartbeat_interval_defaults_to_half_the_acm_timeout_within_bounds) {

@@ -35,6 +35,21 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
 /// bind_listener on the shards.
 void ensure_port_free(shard& sh, const protocol::endpoint& ep);
 
+/// Whether no other socket is bound to `ep`'s address and port (a bind without SO_REUSEPORT
+/// succeeds there); true for port 0. @throws boost::system::system_error for another error than
+/// "address in use" (an address this host does not have, ...).
+bool port_is_free(shard& sh, const protocol::endpoint& ep);
+
+/// Who, besides this process's own shards, may listen on an endpoint's port.
+enum class port_sharing {
+    /// Nobody: another listener there stops start-up with "address in use" (the default).
+    exclusive,
+    /// Other processes that also bind it with SO_REUSEPORT under the same user (several routers
+    /// on one client port, Moraine.Client.ReusePort): the kernel spreads new connections over
+    /// the sockets of all of them, and a process that exits leaves the others serving the port.
+    shared,
+};
+
 /// Accepts forever on `acceptor`, handing each connection to `on_accept` as a transport of
 /// `kind` (TLS with the shard's current server context for ssl and wss); stops when the
 /// acceptor closes (the shard holds it: drain and stop close it).

@@ -63,9 +63,13 @@ public:
 
     /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted connection goes to `on_accept` on
     /// the accepting shard, over TLS for an ssl endpoint. Port 0 is chosen by shard 0 and reused by the others. Call before start().
-    /// @return the endpoints as bound (real ports). @throws boost::system::system_error;
-    /// config_error for an ssl endpoint without TLS settings.
-    std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept);
+    /// `sharing`: whether another process may listen on the same ports (port_sharing::shared:
+    /// joining one logs it at info level).
+    /// @return the endpoints as bound (real ports). @throws boost::system::system_error ("address
+    /// in use" when another process listens there and sharing is exclusive, or when it listens
+    /// without SO_REUSEPORT or as another user); config_error for an ssl endpoint without TLS settings.
+    std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept,
+                                           port_sharing sharing = port_sharing::exclusive);
 
     /** Binds udp `endpoints` on every shard (SO_REUSEPORT; port 0 is chosen by shard 0 and reused
         by the others); each request received in a datagram goes to `on_request` on the receiving

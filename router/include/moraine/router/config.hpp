@@ -38,6 +38,10 @@ struct config {
     std::vector<protocol::endpoint> client_endpoints;            ///< required
     std::vector<protocol::endpoint> server_endpoints;            ///< empty = no callbacks
     std::vector<protocol::endpoint> server_published_endpoints;  ///< empty = server_endpoints
+    /// Moraine.Client.ReusePort / client.reuse_port: other moraine-router processes (same user,
+    /// same key) may listen on the client endpoints' ports too, and the kernel spreads new
+    /// connections over all of them. Off: another listener there stops start-up.
+    bool client_reuse_port = false;
 
     bool client_forward_context = false;  ///< Glacier2.Client.ForwardContext
     bool server_forward_context = false;  ///< Glacier2.Server.ForwardContext

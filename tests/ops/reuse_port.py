@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""Several moraine-router processes on one client port (Moraine.Client.ReusePort, SO_REUSEPORT).
+
+  /usr/bin/python3 tests/ops/reuse_port.py [--moraine-bin build/bin/moraine-router] [--sessions 24] [--keep]
+
+All on loopback, with tests/interop/harness.py (the Python Demo back end, real Ice 3.7 clients):
+
+  1. router A with Moraine.Client.ReusePort=1 on client port P (its own server port);
+  2. a router without the key on P must stop at start-up by itself (exit 1) with a message naming
+     the endpoint, "Address already in use" and Moraine.Client.ReusePort;
+  3. router B with the key on P starts and logs that it shares the port;
+  4. --sessions Ice clients (one communicator each, router proxy `Glacier2/router:tcp -h
+     127.0.0.1 -p P`) create sessions: both routers must hold some (the kernel hashes the
+     connections over the 2 x 2 shards' sockets; which router holds a session is read from the
+     routers' Glacier2.Trace.Session lines);
+  5. router A is killed (SIGKILL, by PID): every client calls once; A's clients get a connection
+     exception, B's clients' calls succeed; A's clients create new sessions through the same
+     proxy (same port), which must all land on B, and call again;
+  6. A is started again with the key on P and --sessions more clients spread over both again.
+
+Prints PASS with the counts and times, or FAIL with the reason (logs kept), and exits 0 or 1.
+Every process is stopped by PID; each wait is bounded.
+"""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
+import harness as H  # noqa: E402
+import Glacier2  # noqa: E402  (after harness: see harness._import_glacier2)
+import Ice  # noqa: E402
+
+Demo = H.Demo
+
+
+def router_props(env, client_port, server_port, reuse):
+    props = {
+        "Glacier2.InstanceName": "Glacier2",
+        "Glacier2.Client.Endpoints": H.endpoint(client_port),
+        "Glacier2.Server.Endpoints": H.endpoint(server_port),
+        "Glacier2.Trace.Session": "1",
+        "Glacier2.CryptPasswords": env.passwords,
+        "Glacier2.SessionTimeout": "30",
+    }
+    if reuse:
+        props["Moraine.Client.ReusePort"] = "1"
+    return props
+
+
+def log_text(proc):
+    if not proc.log.closed:
+        proc.log.flush()
+    with open(proc.log_path, errors="replace") as f:
+        return f.read()
+
+
+class Client:
+    """One Ice client with its own communicator: a session and a routed hello proxy."""
+
+    def __init__(self, env, proxy, hello):
+        self.ic = env.communicator(extra={"Ice.Default.Router": proxy})
+        self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
+        self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
+        self.category = None
+
+    def open(self):
+        self.router.createSession("alice", H.CRYPT_USERS["alice"])
+        self.category = self.router.getCategoryForClient()
+        self.hello.sayHello("x")
+
+    def where(self, routers):
+        """The name of the router whose log traced this client's session, or None."""
+        needle = "category '%s'" % self.category
+        for name, proc in routers.items():
+            if proc is not None and needle in log_text(proc):
+                return name
+        return None
+
+    def close(self):
+        self.ic.destroy()
+
+
+def locate(clients, routers, timeout=3.0):
+    """{client: router name} once every session is found in a log (trace lines are written at once,
+    but read through the file system)."""
+    found = {}
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for c in clients:
+            if c not in found:
+                w = c.where(routers)
+                if w:
+                    found[c] = w
+        if len(found) == len(clients):
+            return found
+        time.sleep(0.05)
+    raise H.Failure("%d of %d sessions not found in any router's log" % (len(clients) - len(found), len(clients)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--moraine-bin", default=os.path.join(H.REPO, "build", "bin", "moraine-router"))
+    ap.add_argument("--sessions", type=int, default=24)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    env = H.Env("moraine", os.path.abspath(args.moraine_bin), keep=args.keep)
+    clients = []
+    ok = False
+    name = "reuse_port (2 moraine-routers on one client port)"
+    try:
+        hello = env.hello_proxy()
+        port = H.free_port()
+        servers = {"A": H.free_port(), "B": H.free_port(), "X": H.free_port()}
+        cfgs = {}
+        for r, reuse in (("A", True), ("B", True), ("X", False)):
+            cfgs[r] = os.path.join(env.dir, "router-%s.cfg" % r)
+            H.write_properties(cfgs[r], router_props(env, port, servers[r], reuse))
+
+        def start(r, n):
+            cmd = [env.moraine_bin, "--threads", "2", "--ice-config", cfgs[r]]
+            return env.start_ready("router-%s%d" % (r, n), cmd,
+                                   [(port, "Glacier2.Client.Endpoints"), (servers[r], "Glacier2.Server.Endpoints")])
+
+        routers = {"A": start("A", 1), "B": None}
+
+        # 2. Without the key: refused at start, by itself, saying why.
+        x = env.start("router-X", [env.moraine_bin, "--threads", "2", "--ice-config", cfgs["X"]])
+        try:
+            rc = x.popen.wait(5)
+        except Exception:  # noqa: BLE001  (subprocess.TimeoutExpired: still running is the failure)
+            rc = None
+        text = log_text(x)
+        x.stop()
+        env.procs.remove(x)
+        H.check(rc == 1, "a router without the key on a port in use: exit status %s, expected 1%s" % (rc, x.log_tail()))
+        for needle in ("cannot listen on tcp -h 127.0.0.1 -p %d" % port, "Address already in use",
+                       "Moraine.Client.ReusePort"):
+            H.check(needle in text, "the refusal does not say %r: %s" % (needle, text.strip()[-400:]))
+
+        # 3. With the key: B joins.
+        routers["B"] = start("B", 1)
+        H.check("sharing it (SO_REUSEPORT)" in log_text(routers["B"]),
+                "router B did not log that it shares the port:%s" % routers["B"].log_tail())
+
+        # 4. Sessions spread over both.
+        proxy = "Glacier2/router:" + H.endpoint(port)
+        for _ in range(args.sessions):
+            c = Client(env, proxy, hello)
+            clients.append(c)
+            c.open()
+        where = locate(clients, routers)
+        on_a = [c for c in clients if where[c] == "A"]
+        on_b = [c for c in clients if where[c] == "B"]
+        H.check(on_a and on_b, "sessions not spread: %d on A, %d on B" % (len(on_a), len(on_b)))
+        report = ["%d sessions on one port: %d on A, %d on B" % (len(clients), len(on_a), len(on_b))]
+
+        # 5. Kill A: its clients fail over to the same port, and reach B.
+        a = routers["A"]
+        t_kill = time.monotonic()
+        a.popen.kill()
+        a.popen.wait(5)
+        a.log.close()
+        env.procs.remove(a)
+        routers["A"] = None
+        failed = []
+        for c in clients:
+            try:
+                c.hello.sayHello("after-kill")
+            except Ice.LocalException as e:
+                failed.append((c, e.ice_id()))
+        H.check(sorted(id(c) for c, _ in failed) == sorted(id(c) for c in on_a),
+                "after the kill, %d calls failed (%s), expected exactly A's %d clients"
+                % (len(failed), sorted(set(e for _, e in failed)), len(on_a)))
+        for c, _ in failed:
+            c.open()
+        t_back = time.monotonic()
+        moved = locate([c for c, _ in failed], routers)
+        H.check(all(w == "B" for w in moved.values()), "a new session is not on B")
+        report.append("A killed: its %d clients' next call raised %s; all %d had new sessions on B (same port)"
+                      " %.0f ms after the kill; B's %d clients were not disturbed"
+                      % (len(on_a), ", ".join(sorted(set(e.lstrip(":") for _, e in failed))), len(failed),
+                         (t_back - t_kill) * 1e3, len(on_b)))
+
+        # 6. A comes back on the same port and takes its share of new connections.
+        routers["A"] = start("A", 2)
+        fresh = []
+        for _ in range(args.sessions):
+            c = Client(env, proxy, hello)
+            clients.append(c)
+            fresh.append(c)
+            c.open()
+        where = locate(fresh, routers)
+        back_a = sum(1 for c in fresh if where[c] == "A")
+        H.check(0 < back_a < len(fresh), "after A restarted, %d of %d new sessions on A" % (back_a, len(fresh)))
+        report.append("A restarted with the key: %d of %d new sessions on A" % (back_a, len(fresh)))
+        ok = True
+        for line in report:
+            print("    " + line)
+    except (H.Failure, OSError, Ice.Exception) as e:
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        for c in clients:
+            c.close()
+    return env.finish(name, ok)  # PASS, or where the logs are; a router not exiting 0 on SIGTERM fails
+
+
+if __name__ == "__main__":
+    sys.exit(main())
