@@ -138,12 +138,16 @@ asio::awaitable<void> session_client::write_loop(std::uint32_t gen) {
 }
 
 asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
-    std::vector<asio::const_buffer> batch;
-    while (co_await await_output(gen)) {
-        const std::size_t n = gather(batch);
-        // asio's ssl::stream packs up to 8 KiB of small messages into one TLS record.
-        auto [ec, written] = co_await asio::async_write(tls->stream, batch, nothrow_awaitable);
+    while (co_await await_output(gen, &tls->control)) {
+        // The batch sealed into one buffer (small messages share records), then one write.
+        const std::size_t n = std::min(out_.size(), max_messages_per_write);
+        if (!tls->seal(std::span(out_).first(n))) {
+            close(lost("TLS error: " + tls->engine.error()));
+            co_return;
+        }
+        auto [ec, written] = co_await asio::async_write(socket_, asio::buffer(tls->out), nothrow_awaitable);
         if (!on_written(gen, ec, n)) co_return;
+        tls->written();
     }
 }
 
@@ -217,15 +221,49 @@ asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
 }
 
 asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
-    // The session's own buffer: ssl::stream writes it before this coroutine resumes (tls_stream.hpp).
+    if (!tls->early.empty()) {  // the router's first messages, read with the handshake
+        auto early = std::move(tls->early);
+        if (!on_bytes(early)) co_return;
+    }
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
     while (!gone(gen)) {
-        auto [ec, n] = co_await tls->stream.async_read_some(asio::buffer(tls->in), nothrow_awaitable);
+        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
         if (gone(gen)) co_return;
+        if (wec) {
+            close(lost(wec.message()));
+            co_return;
+        }
+        // As on tcp: no co_await from this read to the end of dispatch, so the thread's scratch
+        // and plaintext buffers are ours; a record cut by the read stays inside OpenSSL.
+        auto& buf = scratch();
+        const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
         if (ec) {
             close(read_error(ec));
             co_return;
         }
-        if (!on_bytes(protocol::byte_view(tls->in.data(), n))) co_return;
+        protocol::byte_buffer reply;  // a key update's answer: rare
+        const auto step = tls->engine.read(protocol::byte_view(buf.data(), n), reply, tls_plain_scratch(),
+                                           [this](std::span<std::byte> plain) { return on_bytes(plain); });
+        if (gone(gen)) co_return;
+        if (step.status == transport::tls_status::closed) {
+            close(lost("the router closed the connection"));
+            co_return;
+        }
+        if (step.status == transport::tls_status::failed) {
+            // TLS 1.3: the router checks our certificate after our handshake is done, so its
+            // refusal (e.g. alert "certificate required") arrives as the first read.
+            close(validated_ ? lost("TLS error: " + tls->engine.error())
+                             : make_error(errc::tls_handshake_failed,
+                                          "the router refused the connection: " + tls->engine.error()));
+            co_return;
+        }
+        if (step.status == transport::tls_status::ok) co_return;  // dispatch stopped reading
+        if (!reply.empty()) {  // the write loop sends it before anything sealed later (record order)
+            tls->control.insert(tls->control.end(), reply.begin(), reply.end());
+            wakeup_.cancel();
+        }
     }
 }
 
@@ -286,10 +324,6 @@ bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data
 
 error_info session_client::read_error(const boost::system::error_code& ec) const {
     if (is_eof(ec)) return lost("the router closed the connection");
-    // TLS 1.3: the router checks our certificate after our handshake is done, so its refusal
-    // (e.g. alert "certificate required") arrives as the first read.
-    if (!validated_ && is_tls_error(ec))
-        return make_error(errc::tls_handshake_failed, "the router refused the connection: " + ec.message());
     return lost(ec.message());
 }
 

@@ -168,10 +168,9 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
 asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls,
                                                           std::uint32_t gen) {
     // Still within connect_timeout: on expiry the timer closes the socket, which ends the handshake.
-    auto [ec] = co_await tls.stream.async_handshake(asio::ssl::stream_base::client, nothrow_awaitable);
+    auto err = co_await tls.handshake(a);
     if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
-    if (ec) {
-        auto err = handshake_error(tls, a, ec);
+    if (err) {
         close(err);
         co_return err;
     }

@@ -1,8 +1,9 @@
 #include "tls_stream.hpp"
 
-#include <boost/asio/ssl/error.hpp>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
+
+#include <utility>
+#include <vector>
 
 namespace moraine::client {
 
@@ -12,28 +13,61 @@ bool is_ip(const std::string& host) {
     (void)asio::ip::make_address(host, ec);
     return !ec;
 }
+
+std::string where(const router_address& router) { return router.host + ":" + std::to_string(router.port) + ": "; }
 }  // namespace
 
 tls_stream::tls_stream(tcp::socket& socket, const tls_context& ctx, const router_address& router)
-    : stream(socket, ctx.native_context()) {
+    : socket(socket), engine(ctx.native_context().native_handle(), false) {
     const std::string& name = ctx.options().server_name.empty() ? router.host : ctx.options().server_name;
-    if (!is_ip(name)) ::SSL_set_tlsext_host_name(stream.native_handle(), name.c_str());
+    if (!is_ip(name)) ::SSL_set_tlsext_host_name(engine.native(), name.c_str());
 }
 
-error_info handshake_error(tls_stream& t, const router_address& router, const boost::system::error_code& ec) {
-    std::string detail = router.host + ":" + std::to_string(router.port) + ": ";
-    detail += ec == asio::ssl::error::stream_truncated ? "the router closed the connection" : ec.message();
-    const long verdict = ::SSL_get_verify_result(t.stream.native_handle());
-    if (verdict != X509_V_OK) detail += std::string(": ") + ::X509_verify_cert_error_string(verdict);
-    return make_error(errc::tls_handshake_failed, std::move(detail));
+asio::awaitable<error_info> tls_stream::handshake(const router_address& router) {
+    protocol::byte_buffer flight, in(16 * 1024);
+    auto step = engine.handshake({}, flight);
+    for (;;) {
+        if (!flight.empty()) {
+            auto [ec, n] = co_await asio::async_write(socket, asio::buffer(flight), nothrow_awaitable);
+            if (ec) co_return error_info{ec, ec.message()};
+            flight.clear();
+        }
+        if (step.status == transport::tls_status::ok) co_return error_info{};
+        if (step.status != transport::tls_status::want_read)
+            co_return make_error(errc::tls_handshake_failed, where(router) + engine.error());
+        auto [ec, n] = co_await socket.async_read_some(asio::buffer(in), nothrow_awaitable);
+        if (ec == asio::error::eof)
+            co_return make_error(errc::tls_handshake_failed, where(router) + "the router closed the connection");
+        if (ec) co_return error_info{ec, ec.message()};
+        step = engine.handshake(protocol::byte_view(in.data(), n), flight);
+        if (step.status != transport::tls_status::ok || step.consumed == n) continue;
+        // Records right behind the handshake (the router's validate connection): kept as plaintext.
+        protocol::byte_buffer reply;
+        engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply, tls_plain_scratch(),
+                    [this](std::span<std::byte> plain) {
+                        early.insert(early.end(), plain.begin(), plain.end());
+                        return true;
+                    });
+        flight.insert(flight.end(), reply.begin(), reply.end());
+    }
 }
 
-bool is_eof(const boost::system::error_code& ec) noexcept {
-    return ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+bool tls_stream::seal(std::span<const protocol::byte_buffer> messages) {
+    // One SSL_write over the batch: small messages share records (at most 16 KiB each).
+    thread_local protocol::byte_buffer staging;
+    staging.clear();
+    for (const auto& m : messages) staging.insert(staging.end(), m.begin(), m.end());
+    out = std::exchange(control, {});
+    const bool ok = staging.empty() || engine.write(staging, out);
+    if (staging.capacity() > 256 * 1024) protocol::byte_buffer().swap(staging);  // give a burst back
+    return ok;
 }
 
-bool is_tls_error(const boost::system::error_code& ec) noexcept {
-    return ec.category() == asio::error::get_ssl_category() || ec == asio::ssl::error::stream_truncated;
+std::span<std::byte> tls_plain_scratch() {
+    thread_local std::vector<std::byte> plain(16 * 1024);
+    return plain;
 }
+
+bool is_eof(const boost::system::error_code& ec) noexcept { return ec == asio::error::eof; }
 
 }  // namespace moraine::client

@@ -37,9 +37,9 @@ struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over 
     wait hold one until close(). An idle open session holds its socket, three timers, two
     coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
     --measure); reads go through a per-thread 64 KiB buffer, and only an incomplete message is
-    kept per session. A TLS session (`ssl` address) adds about 100 KiB, owned by its read and
-    write coroutines: asio::ssl::stream's four 17 KiB buffers, OpenSSL's connection state and
-    the session's own 8 KiB read buffer; a tcp session carries nothing for TLS.
+    kept per session. A TLS session (`ssl` address) adds OpenSSL's connection state (about
+    15-20 KB: transport::tls_engine keeps no record buffers while idle, and reads decrypt into
+    a per-thread buffer), owned by its read and write coroutines; a tcp session carries nothing for TLS.
 
     Threads: the executor must be single-threaded (an io_context run by one thread, or a
     strand). The async_* functions may be called from any thread: they dispatch to it. The
