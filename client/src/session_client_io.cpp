@@ -198,7 +198,8 @@ bool session_client::on_written(std::uint32_t gen, const boost::system::error_co
 
 // -- reading ----------------------------------------------------------------------------------
 
-asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
+template <class OnData>
+asio::awaitable<void> session_client::read_each(std::uint32_t gen, OnData on_data) {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
     while (!gone(gen)) {
@@ -208,7 +209,8 @@ asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
             close(lost(wec.message()));
             co_return;
         }
-        // No co_await between this read and the end of dispatch: the thread's scratch is ours.
+        // No co_await between this read and the end of on_data: the thread's scratch (and, for
+        // TLS, its plaintext buffer) is ours, as every session on this thread reads into it.
         auto& buf = scratch();
         const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
         if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
@@ -216,8 +218,12 @@ asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
             close(read_error(ec));
             co_return;
         }
-        if (!on_bytes(protocol::byte_view(buf.data(), n))) co_return;
+        if (!on_data(std::span<std::byte>(buf.data(), n))) co_return;
     }
+}
+
+asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
+    co_await read_each(gen, [this](std::span<std::byte> data) { return on_bytes(data); });
 }
 
 asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
@@ -225,46 +231,35 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
         auto early = std::move(tls->early);
         if (!on_bytes(early)) co_return;
     }
-    boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
-    while (!gone(gen)) {
-        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
-        if (gone(gen)) co_return;
-        if (wec) {
-            close(lost(wec.message()));
-            co_return;
-        }
-        // As on tcp: no co_await from this read to the end of dispatch, so the thread's scratch
-        // and plaintext buffers are ours; a record cut by the read stays inside OpenSSL.
-        auto& buf = scratch();
-        const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
-        if (ec) {
-            close(read_error(ec));
-            co_return;
-        }
-        protocol::byte_buffer reply;  // a key update's answer: rare
-        const auto step = tls->engine.read(protocol::byte_view(buf.data(), n), reply, tls_plain_scratch(),
-                                           [this](std::span<std::byte> plain) { return on_bytes(plain); });
-        if (gone(gen)) co_return;
-        if (step.status == transport::tls_status::closed) {
-            close(lost("the router closed the connection"));
-            co_return;
-        }
-        if (step.status == transport::tls_status::failed) {
-            // TLS 1.3: the router checks our certificate after our handshake is done, so its
-            // refusal (e.g. alert "certificate required") arrives as the first read.
-            close(validated_ ? lost("TLS error: " + tls->engine.error())
-                             : make_error(errc::tls_handshake_failed,
-                                          "the router refused the connection: " + tls->engine.error()));
-            co_return;
-        }
-        if (step.status == transport::tls_status::ok) co_return;  // dispatch stopped reading
-        if (!reply.empty()) {  // the write loop sends it before anything sealed later (record order)
-            tls->control.insert(tls->control.end(), reply.begin(), reply.end());
-            wakeup_.cancel();
-        }
+    co_await read_each(gen, [this, gen, &tls = *tls](std::span<std::byte> data) { return on_tls_bytes(tls, gen, data); });
+}
+
+bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data) {
+    protocol::byte_buffer reply;  // a key update's answer: rare
+    const auto step = tls.engine.read(data, reply, tls_plain_scratch(),
+                                      [this](std::span<std::byte> plain) { return on_bytes(plain); });
+    if (gone(gen)) return false;
+    switch (step.status) {
+    case transport::tls_status::closed:
+        close(lost("the router closed the connection"));
+        return false;
+    case transport::tls_status::failed:
+        // TLS 1.3: the router checks our certificate after our handshake is done, so its
+        // refusal (e.g. alert "certificate required") arrives as the first read.
+        close(validated_ ? lost("TLS error: " + tls.engine.error())
+                         : make_error(errc::tls_handshake_failed,
+                                      "the router refused the connection: " + tls.engine.error()));
+        return false;
+    case transport::tls_status::ok:
+        return false;  // dispatch stopped reading
+    case transport::tls_status::want_read:
+        break;
     }
+    if (!reply.empty()) {  // the write loop sends it before anything sealed later (record order)
+        tls.control.insert(tls.control.end(), reply.begin(), reply.end());
+        wakeup_.cancel();
+    }
+    return true;
 }
 
 asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
@@ -272,27 +267,8 @@ asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_str
         auto early = std::move(ws->early);
         if (!on_ws_bytes(*ws, early)) co_return;
     }
-    boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
-    while (!gone(gen)) {
-        auto [wec] = co_await socket_.async_wait(tcp::socket::wait_read, nothrow_awaitable);
-        if (gone(gen)) co_return;
-        if (wec) {
-            close(lost(wec.message()));
-            co_return;
-        }
-        // As on tcp: no co_await from this read to the end of dispatch, so the thread's scratch
-        // is ours; the decoder unmasks nothing (the router's frames are unmasked) and keeps only
-        // a partial header.
-        auto& buf = scratch();
-        const std::size_t n = socket_.read_some(asio::buffer(buf), ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
-        if (ec) {
-            close(read_error(ec));
-            co_return;
-        }
-        if (!on_ws_bytes(*ws, std::span(buf.data(), n))) co_return;
-    }
+    // The decoder unmasks nothing (the router's frames are unmasked) and keeps only a partial header.
+    co_await read_each(gen, [this, &ws = *ws](std::span<std::byte> data) { return on_ws_bytes(ws, data); });
 }
 
 bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data) {

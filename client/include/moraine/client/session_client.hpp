@@ -270,6 +270,10 @@ private:
     // earlier connection stops instead of touching the next one.
     bool gone(std::uint32_t gen) const noexcept { return phase_ == phase::closed || gen != conn_gen_; }
     void start_loops(std::shared_ptr<tls_stream> tls);
+    /// Waits for readability and reads into the thread's scratch, `on_data(span) -> bool` after
+    /// each read (false stops), until the connection `gen` is gone; a read error closes it.
+    template <class OnData>
+    asio::awaitable<void> read_each(std::uint32_t gen, OnData on_data);
     asio::awaitable<void> read_loop(std::uint32_t gen);
     asio::awaitable<void> write_loop(std::uint32_t gen);
     asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen);
@@ -280,6 +284,9 @@ private:
     /// Decodes the router's frames in `data` (read just now): messages to on_bytes, pings
     /// answered, a close answered and ended. @return false once the connection is closing.
     bool on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data);
+    /// Decrypts what a read brought and dispatches it; closes on the router's close_notify or a
+    /// TLS error (errc::tls_handshake_failed before the connection was validated). @return false to stop.
+    bool on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data);
     /// Waits until something is queued (in out_ or, for ws, in `control`): true; false once connection `gen` is gone (closing
     /// first when a close was asked for and everything queued has been written).
     asio::awaitable<bool> await_output(std::uint32_t gen, const protocol::byte_buffer* control = nullptr);
