@@ -1,5 +1,7 @@
 #include <moraine/transport/ws_client_upgrade.hpp>
 
+#include "upgrade_step.hpp"
+
 #include <moraine/transport/ws_accept_key.hpp>
 #include <moraine/transport/ws_error.hpp>
 
@@ -14,14 +16,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using response = http::response<http::empty_body>;
 
-ws_upgrade_result refuse(ws_errc ec, std::string why) {
-    ws_upgrade_result r;
-    r.status = ws_upgrade_status::refused;
-    r.why = std::move(why);
-    r.ec = ec;
-    return r;
-}
-
 bool has_token(const response& res, http::field f, std::string_view token) {
     const auto it = res.find(f);
     return it != res.end() && http::token_list{it->value()}.exists(token);  // exists() ignores case
@@ -29,17 +23,17 @@ bool has_token(const response& res, http::field f, std::string_view token) {
 
 ws_upgrade_result check(const response& res, const std::string& key) {
     if (res.version() != 11 || res.result_int() != 101)
-        return refuse(ws_errc::upgrade_refused, "WebSocket upgrade refused: the router answered HTTP " +
+        return ws_refusal(ws_errc::upgrade_refused, "WebSocket upgrade refused: the router answered HTTP " +
                                                     std::to_string(res.result_int()) + " " + std::string(res.reason()));
     if (!has_token(res, http::field::upgrade, "websocket") || !has_token(res, http::field::connection, "upgrade"))
-        return refuse(ws_errc::upgrade_refused, "WebSocket upgrade refused: the 101 answer lacks Upgrade or Connection");
+        return ws_refusal(ws_errc::upgrade_refused, "WebSocket upgrade refused: the 101 answer lacks Upgrade or Connection");
     if (res[http::field::sec_websocket_accept] != ws_accept_key(key))
-        return refuse(ws_errc::bad_accept_key, "WebSocket upgrade failed: wrong Sec-WebSocket-Accept");
+        return ws_refusal(ws_errc::bad_accept_key, "WebSocket upgrade failed: wrong Sec-WebSocket-Accept");
     if (res.find(http::field::sec_websocket_extensions) != res.end())
-        return refuse(ws_errc::upgrade_refused, "WebSocket upgrade failed: the router chose an extension");
+        return ws_refusal(ws_errc::upgrade_refused, "WebSocket upgrade failed: the router chose an extension");
     const auto protocol = res.find(http::field::sec_websocket_protocol);
     if (protocol != res.end() && protocol->value() != ice_ws_protocol)
-        return refuse(ws_errc::unsupported_protocol, "WebSocket upgrade failed: the router chose protocol '" +
+        return ws_refusal(ws_errc::unsupported_protocol, "WebSocket upgrade failed: the router chose protocol '" +
                                                          std::string(protocol->value()) + "'");
     ws_upgrade_result r;
     r.status = ws_upgrade_status::accepted;
@@ -59,32 +53,9 @@ ws_client_upgrade::ws_client_upgrade(std::string_view host, std::uint16_t port, 
 }
 
 ws_upgrade_result ws_client_upgrade::put(protocol::byte_view data) {
-    std::size_t used = 0;
-    switch (head_.add(data, used)) {
-    case http_head::state::need_more: {
-        ws_upgrade_result r;
-        r.consumed = used;
-        return r;
-    }
-    case http_head::state::too_long: {
-        head_.clear();
-        auto r = refuse(ws_errc::bad_http, "WebSocket upgrade failed: no HTTP answer within 8 KiB");
-        r.consumed = used;
-        return r;
-    }
-    case http_head::state::complete: break;
-    }
-    http::response_parser<http::empty_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(http_head_max));
-    beast::error_code pec;
-    const std::string_view text = head_.text();
-    parser.put(beast::net::const_buffer(text.data(), text.size()), pec);
-    if (!pec && !parser.is_header_done()) pec = http::error::need_more;  // cannot be: the blank line is in
-    ws_upgrade_result r = pec ? refuse(ws_errc::bad_http, "WebSocket upgrade failed: bad HTTP answer: " + pec.message())
-                              : check(parser.get(), key_);
-    head_.clear();
-    r.consumed = used;
-    return r;
+    return upgrade_step<http::response_parser<http::empty_body>>(
+        head_, data, "WebSocket upgrade failed: no HTTP answer within 8 KiB", "WebSocket upgrade failed: bad HTTP answer: ",
+        [this](const response& res) { return check(res, key_); });
 }
 
 }  // namespace moraine::transport

@@ -3,6 +3,8 @@
 #include <moraine/transport/ws_accept_key.hpp>
 #include <moraine/transport/ws_error.hpp>
 
+#include "upgrade_step.hpp"
+
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/rfc7230.hpp>
@@ -17,15 +19,6 @@ using request = http::request<http::empty_body>;
 // Sec-WebSocket-Key is base64 of 16 bytes: 24 characters (RFC 6455 §4.1); longer is refused.
 constexpr std::size_t max_key_chars = 24;
 
-ws_upgrade_result refuse(ws_errc ec, std::string why, std::string answer = {}) {
-    ws_upgrade_result r;
-    r.status = ws_upgrade_status::refused;
-    r.answer = std::move(answer);
-    r.why = std::move(why);
-    r.ec = ec;
-    return r;
-}
-
 // An HTTP error answer with the reason as its text body; the connection is closed after it.
 std::string error_answer(std::string_view status, std::string_view reason, std::string_view extra = {}) {
     std::string a = "HTTP/1.1 ";
@@ -35,7 +28,7 @@ std::string error_answer(std::string_view status, std::string_view reason, std::
 }
 
 ws_upgrade_result bad_upgrade(std::string_view reason) {
-    return refuse(ws_errc::bad_upgrade, "WebSocket upgrade refused: " + std::string(reason),
+    return ws_refusal(ws_errc::bad_upgrade, "WebSocket upgrade refused: " + std::string(reason),
                   error_answer("400 Bad Request", reason));
 }
 
@@ -57,7 +50,7 @@ ws_upgrade_result decide(const request& req) {
     if (version == req.end()) return bad_upgrade("missing WebSocket version");
     if (version->value() != "13") {
         const std::string reason = "unsupported WebSocket version '" + std::string(version->value()) + "'";
-        return refuse(ws_errc::bad_upgrade, "WebSocket upgrade refused: " + reason,
+        return ws_refusal(ws_errc::bad_upgrade, "WebSocket upgrade refused: " + reason,
                       error_answer("426 Upgrade Required", reason, "Sec-WebSocket-Version: 13\r\n"));
     }
     const bool named = req.find(http::field::sec_websocket_protocol) != req.end();
@@ -72,42 +65,17 @@ ws_upgrade_result decide(const request& req) {
 }  // namespace
 
 ws_upgrade_result ws_server_upgrade::put(protocol::byte_view data) {
-    std::size_t used = 0;
-    switch (head_.add(data, used)) {
-    case http_head::state::need_more: {
-        ws_upgrade_result r;
-        r.consumed = used;
-        return r;
-    }
-    case http_head::state::too_long: {
-        head_.clear();
-        auto r = refuse(ws_errc::bad_http, "bad WebSocket upgrade request: no HTTP head within 8 KiB");
-        r.consumed = used;
-        return r;
-    }
-    case http_head::state::complete: break;
-    }
-    http::request_parser<http::empty_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(http_head_max));
-    beast::error_code pec;
-    const std::string_view text = head_.text();
-    parser.put(beast::net::const_buffer(text.data(), text.size()), pec);
-    if (!pec && !parser.is_header_done()) pec = http::error::need_more;  // cannot be: the blank line is in
-    ws_upgrade_result r;
-    if (pec) {
-        r = refuse(ws_errc::bad_http, "bad WebSocket upgrade request: " + pec.message());
-    } else if (const auto& req = parser.get(); req.find(http::field::sec_websocket_protocol) != req.end() &&
-                                               req[http::field::sec_websocket_protocol] != ice_ws_protocol) {
-        // Closed without an answer, as glacier2router does (docs/transports.md §1.3).
-        r = refuse(ws_errc::unsupported_protocol, "WebSocket upgrade asks for protocol '" +
-                                                      std::string(req[http::field::sec_websocket_protocol]) +
-                                                      "', not ice.zeroc.com");
-    } else {
-        r = decide(req);
-    }
-    head_.clear();
-    r.consumed = used;
-    return r;
+    return upgrade_step<http::request_parser<http::empty_body>>(
+        head_, data, "bad WebSocket upgrade request: no HTTP head within 8 KiB", "bad WebSocket upgrade request: ",
+        [](const request& req) {
+            if (req.find(http::field::sec_websocket_protocol) != req.end() &&
+                req[http::field::sec_websocket_protocol] != ice_ws_protocol)
+                // Closed without an answer, as glacier2router does (docs/transports.md §1.3).
+                return ws_refusal(ws_errc::unsupported_protocol, "WebSocket upgrade asks for protocol '" +
+                                                                 std::string(req[http::field::sec_websocket_protocol]) +
+                                                                 "', not ice.zeroc.com");
+            return decide(req);
+        });
 }
 
 }  // namespace moraine::transport
