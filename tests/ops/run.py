@@ -911,6 +911,7 @@ def login_backoff(ctx):
     with contextlib.ExitStack() as stack:
         a = Attempts(ctx, router, stack)
         for i in range(FREE_FAILURES + 1):
+            t_fail_sent = time.monotonic()
             what, _, t_fail = a.attempt("alice", "wrong")
             check(what == "denied", "wrong password #%d: %s, expected it checked and denied" % (i + 1, what))
         for k, expected in enumerate(EXPECTED_WAITS):
@@ -943,18 +944,22 @@ def login_backoff(ctx):
                 check(t_send - t_fail < expected / 1000.0 + 1.0, "still refused %.0f ms after the failure, "
                       "expected a %d ms wait" % ((t_send - t_fail) * 1000, expected))
                 time.sleep(0.01)
-            waits.append((t_send - t_fail) * 1000.0)
+            # The router stamps a failure between its request's send and its answer, and checks
+            # the admitted attempt between that one's send and answer: bound the wait both ways,
+            # so a loaded machine's reply latency does not read as a short wait.
+            waits.append(((t_answer - t_fail_sent) * 1000.0, (t_send - t_fail) * 1000.0))
             check(what == ("ok" if last else "denied"), "the first admitted attempt after the %d ms wait: %s"
                   % (expected, what))
-            t_fail = t_answer
+            t_fail_sent, t_fail = t_send, t_answer
         # The success cleared alice's record: a wrong password is checked again at once.
         what, _, _ = a.attempt("alice", "wrong")
         check(what == "denied", "a wrong password right after alice's success: %s, expected it checked" % what)
         counted = a.denied + a.backoff
         denied, backoff = a.denied, a.backoff
-    for got, expected in zip(waits, EXPECTED_WAITS):
-        check(expected - 20 <= got <= expected + 200, "measured waits %s ms, expected %s"
-              % (["%.0f" % w for w in waits], EXPECTED_WAITS))
+    for (longest, shortest), expected in zip(waits, EXPECTED_WAITS):
+        check(longest >= expected - 1 and shortest <= expected + 200,
+              "measured waits (shortest-longest span) %s ms, expected %s"
+              % (["%.0f-%.0f" % (lo, hi) for hi, lo in waits], EXPECTED_WAITS))
     for got, expected in zip(announced, EXPECTED_WAITS):
         check(expected - 100 <= got <= expected + 1, "announced waits %s ms, expected about %s"
               % (announced, EXPECTED_WAITS))
@@ -967,7 +972,7 @@ def login_backoff(ctx):
     return ("waits measured %s ms (announced %s); during a wait: %s; bob's createSession from 127.0.0.2: "
             "mean %.1f / max %.1f ms before, mean %.1f / max %.1f ms during alice's back-off; "
             "auth_failures_total +%d = %d checked + %d back-off refusals"
-            % ("/".join("%.0f" % w for w in waits), "/".join(map(str, announced)),
+            % ("/".join("%.0f-%.0f" % (lo, hi) for hi, lo in waits), "/".join(map(str, announced)),
                ", ".join("%s %s" % kv for kv in cross.items()),
                sum(baseline) / len(baseline), max(baseline), sum(during) / len(during), max(during),
                grown, denied, backoff))
