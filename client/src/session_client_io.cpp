@@ -236,7 +236,7 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
 
 bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data) {
     protocol::byte_buffer reply;  // a key update's answer: rare
-    const auto step = tls.engine.read(data, reply, tls_plain_scratch(),
+    const auto step = tls.engine.read(data, reply, transport::thread_plain_buffer(),
                                       [this](std::span<std::byte> plain) { return on_bytes(plain); });
     if (gone(gen)) return false;
     switch (step.status) {

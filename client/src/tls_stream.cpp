@@ -43,7 +43,7 @@ asio::awaitable<error_info> tls_stream::handshake(const router_address& router) 
         if (step.status != transport::tls_status::ok || step.consumed == n) continue;
         // Records right behind the handshake (the router's validate connection): kept as plaintext.
         protocol::byte_buffer reply;
-        engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply, tls_plain_scratch(),
+        engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply, transport::thread_plain_buffer(),
                     [this](std::span<std::byte> plain) {
                         early.insert(early.end(), plain.begin(), plain.end());
                         return true;
@@ -61,11 +61,6 @@ bool tls_stream::seal(std::span<const protocol::byte_buffer> messages) {
     const bool ok = staging.empty() || engine.write(staging, out);
     if (staging.capacity() > 256 * 1024) protocol::byte_buffer().swap(staging);  // give a burst back
     return ok;
-}
-
-std::span<std::byte> tls_plain_scratch() {
-    thread_local std::vector<std::byte> plain(16 * 1024);
-    return plain;
 }
 
 bool is_eof(const boost::system::error_code& ec) noexcept { return ec == asio::error::eof; }

@@ -46,9 +46,6 @@ struct tls_stream {
     protocol::byte_buffer early;  // plaintext that came with the handshake's last flight
 };
 
-/// The per-thread plaintext buffer reads decrypt into (a TLS record holds at most 16 KiB).
-std::span<std::byte> tls_plain_scratch();
-
 /// True if `ec` from a read means the router closed the connection (eof).
 bool is_eof(const boost::system::error_code& ec) noexcept;
 

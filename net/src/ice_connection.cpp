@@ -35,11 +35,6 @@ namespace tp = moraine::transport;
 constexpr std::size_t tls_coalesce_bytes = 64 * 1024;
 constexpr std::size_t tls_flush_max = 256 * 1024;
 
-/// Per shard thread: the plaintext of one TLS record (16 KiB at most) while it is dispatched.
-std::span<std::byte> tls_plain_scratch() {
-    thread_local std::vector<std::byte> plain(16 * 1024);
-    return plain;
-}
 /// Per shard thread: small frames (and their WebSocket headers) gathered for one SSL_write.
 protocol::byte_buffer& tls_staging() {
     thread_local protocol::byte_buffer staging;
@@ -545,7 +540,7 @@ asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::
         // Records right behind the handshake: decrypted now, read once the loops start.
         protocol::byte_buffer reply;
         const auto rest = engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply,
-                                      tls_plain_scratch(), [this](std::span<std::byte> plain) {
+                                      tp::thread_plain_buffer(), [this](std::span<std::byte> plain) {
                                           layers_->early.insert(layers_->early.end(), plain.begin(), plain.end());
                                           return true;
                                       });
@@ -582,7 +577,7 @@ asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endp
         if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the upgrade" : ec.message();
         if (auto* engine = transport_.engine()) {
             protocol::byte_buffer reply;
-            const auto step = engine->read(protocol::byte_view(in.data(), n), reply, tls_plain_scratch(),
+            const auto step = engine->read(protocol::byte_view(in.data(), n), reply, tp::thread_plain_buffer(),
                                            [&answer](std::span<std::byte> plain) {
                                                answer.insert(answer.end(), plain.begin(), plain.end());
                                                return true;
@@ -598,7 +593,7 @@ asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endp
 bool ice_connection::on_ciphertext(std::span<std::byte> data) {
     auto& engine = *transport_.engine();
     protocol::byte_buffer reply;  // alerts, key update answers: rare, and no allocation when empty
-    const auto step = engine.read(data, reply, tls_plain_scratch(),
+    const auto step = engine.read(data, reply, tp::thread_plain_buffer(),
                                   [this](std::span<std::byte> plain) { return on_plain_bytes(plain) && !closed_; });
     if (!reply.empty() && !closed_) send_raw(reply);
     switch (step.status) {

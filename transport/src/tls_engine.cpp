@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace moraine::transport {
 
@@ -195,6 +196,11 @@ void tls_engine::shutdown(protocol::byte_buffer& out) {
     begin({}, out);
     SSL_shutdown(ssl_);  // queues close_notify; the peer's answer is not awaited
     end(final_);
+}
+
+std::span<std::byte> thread_plain_buffer() {
+    thread_local std::vector<std::byte> plain(16 * 1024);
+    return plain;
 }
 
 }  // namespace moraine::transport

@@ -8,9 +8,11 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <thread>
 
 using moraine::protocol::byte_buffer;
 using moraine::protocol::byte_view;
+using moraine::transport::thread_plain_buffer;
 using moraine::transport::tls_engine;
 using moraine::transport::tls_status;
 
@@ -241,4 +243,13 @@ TEST(tls_engine, survives_a_move_between_calls) {
     s_out.clear();
     EXPECT_EQ(moved.handshake(c_out, s_out).status, tls_status::ok) << moved.error();
     EXPECT_EQ(p.server.native(), nullptr);
+}
+
+TEST(tls_engine, the_thread_plain_buffer_holds_a_record_and_is_one_per_thread) {
+    const auto here = thread_plain_buffer();
+    EXPECT_EQ(here.size(), 16384u);
+    EXPECT_EQ(thread_plain_buffer().data(), here.data());  // the same buffer on each call
+    std::byte* there = nullptr;
+    std::thread([&] { there = thread_plain_buffer().data(); }).join();
+    EXPECT_NE(there, here.data());
 }

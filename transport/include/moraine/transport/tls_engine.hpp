@@ -117,4 +117,9 @@ private:
     tls_status final_ = tls_status::ok;  // closed or failed once the connection ended
 };
 
+/** The calling thread's plaintext buffer for tls_engine::read(): 16 KiB, one TLS record's
+    largest plaintext. One per thread, so a caller that dispatches each piece before its next
+    read (a shard, the client's I/O thread) holds no decrypt buffer per connection. */
+std::span<std::byte> thread_plain_buffer();
+
 }  // namespace moraine::transport
