@@ -10,15 +10,16 @@
 //
 // A forked load process makes the C client connections and the back end: it sends --rate
 // requests/s in total, spread over the clients round-robin (one outstanding per client), paced
-// as perf/rpc's rpc-load paces: every millisecond (a timerfd) the calls due so far; it echoes each
+// as perf/rpc's rpc-load paces: every millisecond (a timerfd) the calls due so far, or with
+// --pacing even one call every 1/R s (each alone on the wire, as independent clients); it echoes each
 // request at the back end and times each reply (p50/p99). After
 // --warmup s it tells the relay through a pipe to start measuring and after --seconds more to
 // stop. The relay's CPU (CLOCK_PROCESS_CPUTIME_ID; getrusage for user/sys) over that window,
 // divided by the replies it forwarded, is the result; so are its system calls per request.
 // On loopback a write(2) also runs the receiver's TCP input (softirq on the sending CPU).
 //
-//   bench_kernel_relay [--clients 1000] [--rate 10000] [--bytes 60] [--warmup 3] [--seconds 10]
-//                      [--json]
+//   bench_kernel_relay [--clients 1000] [--rate 10000] [--pacing ms|even] [--bytes 60] [--warmup 3]
+//                      [--seconds 10] [--json]
 //
 // --bytes 60 is about an Ice `echo(string)` request with a 16-byte string (what rpc_compare.py
 // sends by default); the reply is the same record echoed.
@@ -52,6 +53,7 @@ using namespace moraine::bench;
 struct options {
     std::size_t clients = 1000;
     double rate = 10000;  // requests/s, all clients together
+    bool even = false;    // --pacing even: one call per 1/rate s, not the calls of each millisecond
     std::size_t bytes = 60;
     double warmup_s = 3;
     double seconds = 10;
@@ -82,7 +84,7 @@ struct load_report {
     const int timer = timerfd_create(CLOCK_MONOTONIC, 0);
     if (timer < 0) die("timerfd_create");
     itimerspec its{};
-    its.it_interval.tv_nsec = 1'000'000;  // 1 ms, as rpc-load
+    its.it_interval.tv_nsec = o.even ? std::clamp(static_cast<long>(1e9 / o.rate), 1L, 999'999'999L) : 1'000'000L;  // as rpc-load
     its.it_value = its.it_interval;
     if (timerfd_settime(timer, 0, &its, nullptr) != 0) die("timerfd_settime");
     watch(ep, timer, timer_key);
@@ -269,6 +271,10 @@ bool parse(int argc, char** argv, options& o) {
             o.clients = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--rate" && has_value) {
             o.rate = std::strtod(argv[++i], nullptr);
+        } else if (a == "--pacing" && has_value) {
+            const std::string_view p = argv[++i];
+            if (p != "ms" && p != "even") return false;
+            o.even = p == "even";
         } else if (a == "--bytes" && has_value) {
             o.bytes = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--warmup" && has_value) {
@@ -287,7 +293,7 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
     options o;
     if (!parse(argc, argv, o)) {
-        std::fprintf(stderr, "usage: bench_kernel_relay [--clients C] [--rate R] [--bytes N (>= 16)] [--warmup S]"
+        std::fprintf(stderr, "usage: bench_kernel_relay [--clients C] [--rate R] [--pacing ms|even] [--bytes N (>= 16)] [--warmup S]"
                              " [--seconds S] [--json]\n");
         return 2;
     }
@@ -313,12 +319,12 @@ int main(int argc, char** argv) {
         die("load process failed");
     }
     if (o.json) {
-        std::printf("{\"clients\": %zu, \"rate\": %.0f, \"bytes\": %zu, \"requests\": %llu, \"requests_per_s\": %.0f, "
+        std::printf("{\"clients\": %zu, \"rate\": %.0f, \"pacing\": \"%s\", \"bytes\": %zu, \"requests\": %llu, \"requests_per_s\": %.0f, "
                     "\"cpu_ns_per_request\": %.0f, \"user_ns_per_request\": %.0f, \"sys_ns_per_request\": %.0f, "
                     "\"syscalls_per_request\": %.2f, \"p50_us\": %.1f, \"p99_us\": %.1f}\n",
-                    o.clients, o.rate, o.bytes, static_cast<unsigned long long>(res.requests), res.requests_per_s,
-                    res.cpu_ns_per_request, res.user_ns_per_request, res.sys_ns_per_request, res.syscalls_per_request,
-                    res.p50_us, res.p99_us);
+                    o.clients, o.rate, o.even ? "even" : "ms", o.bytes, static_cast<unsigned long long>(res.requests),
+                    res.requests_per_s, res.cpu_ns_per_request, res.user_ns_per_request, res.sys_ns_per_request,
+                    res.syscalls_per_request, res.p50_us, res.p99_us);
     } else {
         std::printf("relay C=%zu rate=%.0f/s bytes=%zu: %llu requests (%.0f/s); relay CPU %.0f ns/request (user %.0f + "
                     "sys %.0f), %.2f syscalls/request; load's p50 %.1f us, p99 %.1f us\n",

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """rpc_compare.py: router CPU per forwarded twoway request, tcp vs tls, moraine-router vs glacier2router.
 
-  /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0]
+  /usr/bin/python3 perf/rpc_compare.py [--sessions 100] [--outstanding 4] [--rate 0] [--pacing ms|even]
         [--window 20] [--warmup 3] [--repeats 2] [--transports tcp,tls] [--routers moraine,glacier2]
         [--bin-dir build-perf/bin] [--rpc-build build-perf-rpc] [--kernel-bench BIN_DIR/bench_kernel_relay]
         [--setup-bench BIN_DIR/bench_kernel_setup]
@@ -207,7 +207,7 @@ def one_run(kind, transport, rep, a, bins, outdir):
         cmd = [bins["rpc-load"], "--Ice.Config=" + cfg["client_cfg"],
                "--router", "%s -h %s -p %d" % (proto, HOST, cfg["port"]), "--target", "echo:" + endpoints[proto],
                "--sessions", str(a.sessions), "--outstanding", str(a.outstanding), "--rate", str(a.rate),
-               "--op", a.op, "--payload", str(a.payload), "--warmup", str(a.warmup), "--window", str(a.window)]
+               "--pacing", a.pacing, "--op", a.op, "--payload", str(a.payload), "--warmup", str(a.warmup), "--window", str(a.window)]
         res["client_cmd"] = cmd
         load = cc.Proc("rpc-load", cmd, logdir, pipe_stdout=True)
         reader = LineReader(load, os.path.join(logdir, "rpc-load.out"))
@@ -376,9 +376,10 @@ def kernel_floor(a):
         return None
     if a.wait_quiet > 0:
         cc.wait_quiet(a.wait_quiet)
-    cmd = [a.kernel_bench, "--clients", str(a.sessions), "--rate", str(a.rate), "--warmup", str(a.warmup),
+    cmd = [a.kernel_bench, "--clients", str(a.sessions), "--rate", str(a.rate), "--pacing", a.pacing,
+           "--warmup", str(a.warmup),
            "--seconds", str(a.window), "--json"]
-    log("bench_kernel_relay --clients %d --rate %g" % (a.sessions, a.rate))
+    log("bench_kernel_relay --clients %d --rate %g --pacing %s" % (a.sessions, a.rate, a.pacing))
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=a.warmup + a.window + 120)
     except subprocess.TimeoutExpired:
@@ -469,6 +470,9 @@ def main():
     ap.add_argument("--outstanding", type=int, default=4, help="twoway calls in flight per session (default 4)")
     ap.add_argument("--rate", type=float, default=0,
                     help="requests/s in all, paced by rpc-load (default 0: closed loop, as fast as it goes)")
+    ap.add_argument("--pacing", default="ms", choices=("ms", "even"),
+                    help="with --rate: 'ms' sends the calls due each millisecond together (default), 'even' one "
+                         "call every 1/RATE s, as independent clients; the kernel floor is paced the same way")
     ap.add_argument("--op", default="echo", choices=("echo", "ping"))
     ap.add_argument("--payload", type=int, default=16, help="bytes of the echo string (default 16)")
     ap.add_argument("--window", type=float, default=20, help="seconds measured (default 20)")
@@ -525,7 +529,7 @@ def main():
                   machine=dict(cpus=cc.NCPU, kernel=os.uname().release,
                                cpu_model=next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                                                if l.startswith("model name")), "?")),
-                  config=dict(sessions=a.sessions, outstanding=a.outstanding, rate=a.rate, op=a.op,
+                  config=dict(sessions=a.sessions, outstanding=a.outstanding, rate=a.rate, pacing=a.pacing, op=a.op,
                               moraine_threads=a.moraine_threads,
                               payload=a.payload, window_s=a.window, warmup_s=a.warmup, repeats=a.repeats,
                               transports=a.transport_list, routers=kinds,

@@ -5,12 +5,14 @@
 //
 //   rpc-load --router "ssl -h 127.0.0.1 -p 4063" --target "echo:ssl -h 127.0.0.1 -p 4070"
 //            [--sessions 100] [--outstanding 4] [--rate 0] [--op echo|ping] [--payload 16]
-//            [--warmup 3] [--window 20] [--user perf] [--password perf] [--Ice.Config=FILE]
+//            [--pacing ms|even] [--warmup 3] [--window 20] [--user perf] [--password perf]
+//            [--Ice.Config=FILE]
 //
 // --rate 0 (default): closed loop, every reply sends the session's next call at once (the router
 // runs as fast as the machine lets it). --rate R: R calls/s in all, paced every millisecond over
 // the sessions in turn, still at most Q outstanding per session (calls that find every session
-// full are not sent: `unsent` in the result).
+// full are not sent: `unsent` in the result). --pacing even: one call every 1/R s instead, as
+// independent clients send (each call alone on the wire, the router wakes up for it).
 // ssl endpoints need the IceSSL plugin's properties in --Ice.Config (Ice.Plugin.IceSSL, IceSSL.*).
 //
 // Output (stdout, one line each, flushed): `sessions K up in S s`, `status T completed N errors E`
@@ -35,12 +37,14 @@
 #include <thread>
 #include <vector>
 
+#include <sys/prctl.h>
+
 using clk = std::chrono::steady_clock;
 
 namespace {
 
 struct options {
-    std::string router, target, op = "echo", user = "perf", password = "perf";
+    std::string router, target, op = "echo", user = "perf", password = "perf", pacing = "ms";
     int sessions = 100, outstanding = 4, payload = 16;
     double rate = 0, warmup = 3, window = 20;
 };
@@ -111,10 +115,21 @@ double pct(const std::vector<std::uint32_t>& v, double p) {
     return v[i];
 }
 
+/// The pacing loop's sleep: 20 ms in a closed loop (status only), else 1 ms ("ms": the calls
+/// due each millisecond leave together) or 1/R s ("even": one call per wake-up).
+clk::duration pacing_tick(const options& o) {
+    if (o.rate <= 0) return std::chrono::milliseconds(20);
+    if (o.pacing == "even")
+        return std::max<clk::duration>(std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(1.0 / o.rate)),
+                                       std::chrono::microseconds(1));
+    return std::chrono::milliseconds(1);
+}
+
 int usage(const char* why) {
     std::cerr << "rpc-load: " << why
               << "\nusage: rpc-load --router ENDPOINT --target PROXY [--sessions K] [--outstanding Q] [--rate R]"
-                 " [--op echo|ping] [--payload BYTES] [--warmup S] [--window S] [--user U] [--password P]"
+                 " [--pacing ms|even] [--op echo|ping] [--payload BYTES] [--warmup S] [--window S] [--user U]"
+                 " [--password P]"
                  " [--Ice.Config=FILE]\n";
     return 2;
 }
@@ -137,6 +152,7 @@ int main(int argc, char* argv[]) {
             else if (a == "--sessions") opt.sessions = std::stoi(v);
             else if (a == "--outstanding") opt.outstanding = std::stoi(v);
             else if (a == "--rate") opt.rate = std::stod(v);
+            else if (a == "--pacing") opt.pacing = v;
             else if (a == "--op") opt.op = v;
             else if (a == "--payload") opt.payload = std::stoi(v);
             else if (a == "--warmup") opt.warmup = std::stod(v);
@@ -149,8 +165,9 @@ int main(int argc, char* argv[]) {
         return usage("bad number");
     }
     if (opt.router.empty() || opt.target.empty()) return usage("--router and --target are required");
-    if (opt.sessions < 1 || opt.outstanding < 1 || (opt.op != "echo" && opt.op != "ping"))
-        return usage("bad --sessions, --outstanding or --op");
+    if (opt.sessions < 1 || opt.outstanding < 1 || (opt.op != "echo" && opt.op != "ping") ||
+        (opt.pacing != "ms" && opt.pacing != "even"))
+        return usage("bad --sessions, --outstanding, --op or --pacing");
 
     int rc = 0;
     try {
@@ -194,7 +211,8 @@ int main(int argc, char* argv[]) {
         clk::time_point w0, w1;
         std::size_t rr = 0;
         unsigned long long paced = 0;
-        const auto tick = opt.rate > 0 ? std::chrono::milliseconds(1) : std::chrono::milliseconds(20);
+        const auto tick = pacing_tick(opt);
+        if (opt.pacing == "even") prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // wake on time, not 50 us late
         for (auto now = clk::now();; now = clk::now()) {
             if (opt.rate > 0) {  // pacing: calls due so far, spread over the sessions in turn
                 const auto due = static_cast<unsigned long long>(opt.rate * std::chrono::duration<double>(now - t0).count());
@@ -238,7 +256,11 @@ int main(int argc, char* argv[]) {
                 std::fflush(stdout);
                 next_status += std::chrono::seconds(1);
             }
-            std::this_thread::sleep_until(now + tick);
+            if (opt.pacing == "even" && opt.rate > 0)  // wake when the next call is due
+                std::this_thread::sleep_until(t0 + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(
+                                                       static_cast<double>(paced + 1) / opt.rate)));
+            else
+                std::this_thread::sleep_until(now + tick);
         }
         L.running = false;
         auto lat = L.take_latencies();
@@ -247,7 +269,7 @@ int main(int argc, char* argv[]) {
         const unsigned long long n = c_end - c_start;
         std::ostringstream js;
         js << "{\"sessions\": " << opt.sessions << ", \"outstanding\": " << opt.outstanding << ", \"rate\": " << opt.rate
-           << ", \"op\": \"" << opt.op << "\", \"payload\": " << opt.payload << ", \"setup_s\": " << setup_s
+           << ", \"pacing\": \"" << opt.pacing << "\", \"op\": \"" << opt.op << "\", \"payload\": " << opt.payload << ", \"setup_s\": " << setup_s
            << ", \"window_s\": " << secs << ", \"requests\": " << n << ", \"requests_per_s\": " << (secs > 0 ? n / secs : 0)
            << ", \"latencies\": " << lat.size() << ", \"p50_us\": " << pct(lat, 0.5) << ", \"p90_us\": " << pct(lat, 0.9)
            << ", \"p99_us\": " << pct(lat, 0.99) << ", \"p999_us\": " << pct(lat, 0.999)
