@@ -18,66 +18,21 @@ Prints PASS/FAIL with the times measured and exits 1 on failure (logs kept then)
 """
 import argparse
 import os
-import queue
-import re
-import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
 import harness as H  # noqa: E402
+from line_client import LineClient  # noqa: E402
 
 MAX_ATTEMPTS = 8
 INITIAL_MS, MAX_MS = 100, 1000
 
 
-class Client:
-    """client_reconnect, its stdout read line by line by a thread: (arrival time, line)."""
-
-    def __init__(self, cmd, log_path):
-        self.lines = queue.Queue()
-        self.seen = []  # every (time, line), in order
-        self.log = open(log_path, "w")
-        self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      text=True, preexec_fn=H._die_with_parent)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.lines.put((time.monotonic(), line.rstrip("\n")))
-        self.lines.put((time.monotonic(), None))
-
-    def wait_for(self, pattern, timeout, what):
-        """The (time, match) of the first line from now on matching pattern; Failure on FAIL,
-        exit or timeout."""
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                t, line = self.lines.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                raise H.Failure("no '%s' within %.0f s (%s)" % (pattern, timeout, what))
-            if line is None:
-                raise H.Failure("client_reconnect exited (%s) while waiting for '%s' (%s)"
-                                % (self.popen.wait(5), pattern, what))
-            self.seen.append((t, line))
-            self.log.write(line + "\n")
-            self.log.flush()
-            if line.startswith("FAIL"):
-                raise H.Failure("client: " + line)
-            m = re.search(pattern, line)
-            if m:
-                return t, m
-
-    def events_since(self, t0):
-        return [line.split()[1] for t, line in self.seen if t >= t0 and line.startswith("event ")]
-
-    def stop(self):
-        if self.popen.poll() is None:
-            self.popen.kill()
-        self.popen.wait(5)
-        self.log.close()
+def events_since(client, t0):
+    """The names of the client's `event NAME ...` lines that arrived at or after t0."""
+    return [line.split()[1] for t, line in client.seen if t >= t0 and line.startswith("event ")]
 
 
 def main():
@@ -129,27 +84,27 @@ def main():
             env.procs.remove(proc)
 
         router = start_router()
-        client = Client([os.path.abspath(args.client_bin), "--router", H.endpoint(client_port, args.transport),
-                         "--hello", hello, "--user", "alice", "--password", "secret",
-                         "--initial-ms", str(INITIAL_MS), "--max-ms", str(MAX_MS),
-                         "--max-attempts", str(MAX_ATTEMPTS)],
-                        os.path.join(env.dir, "client_reconnect.log"))
-        _, m = client.wait_for(r"^ready category=(\S+)", 20, "session open, callback checked")
+        client = LineClient([os.path.abspath(args.client_bin), "--router", H.endpoint(client_port, args.transport),
+                             "--hello", hello, "--user", "alice", "--password", "secret",
+                             "--initial-ms", str(INITIAL_MS), "--max-ms", str(MAX_MS),
+                             "--max-attempts", str(MAX_ATTEMPTS)],
+                            os.path.join(env.dir, "client_reconnect.log"), name="client_reconnect")
+        _, m = client.wait_timed(r"^ready category=(\S+)", 20, "session open, callback checked")
         categories = [m.group(1)]
         report = []
         for n in range(1, args.restarts + 1):
             t_kill = time.monotonic()
             kill(router)
-            t_lost, _ = client.wait_for(r"^event lost ", 5, "cycle %d: the loss" % n)
+            t_lost, _ = client.wait_timed(r"^event lost ", 5, "cycle %d: the loss" % n)
             time.sleep(args.down)  # the client's attempts meanwhile are refused
             router = start_router()
             t_up = time.monotonic()
-            t_restored, m = client.wait_for(r"^event restored .*? category=(.*?) lost_category=",
+            t_restored, m = client.wait_timed(r"^event restored .*? category=(.*?) lost_category=",
                                             args.bound - (time.monotonic() - t_kill),
                                             "cycle %d: restored within %.0f s of the kill" % (n, args.bound))
             categories.append(m.group(1))
             client.wait_for(r"^restored-ok n=%d " % n, 15, "cycle %d: calls and callback after restore" % n)
-            events = client.events_since(t_kill)
+            events = events_since(client, t_kill)
             H.check(events[0] == "lost" and events[-1] == "restored"
                     and all(e == "reconnecting" for e in events[1:-1]) and len(events) >= 3,
                     "cycle %d: events %s, expected lost, reconnecting..., restored" % (n, events))
@@ -160,10 +115,10 @@ def main():
         t_kill = time.monotonic()
         kill(router)
         # 8 attempts: at most 0.1 + 0.2 + 0.4 + 0.8 + 4 x 1 s of back-off, each refused at once.
-        t_gave_up, _ = client.wait_for(r"^event gave_up attempt=%d " % MAX_ATTEMPTS, 20, "gave_up after the final kill")
+        t_gave_up, _ = client.wait_timed(r"^event gave_up attempt=%d " % MAX_ATTEMPTS, 20, "gave_up after the final kill")
         client.wait_for(r"^gave-up-ok", 5, "closed after gave_up")
         client.wait_for(r"^PASS$", 5, "the end")
-        events = client.events_since(t_kill)
+        events = events_since(client, t_kill)
         H.check(events == ["lost"] + ["reconnecting"] * MAX_ATTEMPTS + ["gave_up"],
                 "final kill: events %s" % events)
         rc = client.popen.wait(5)

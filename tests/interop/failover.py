@@ -34,65 +34,20 @@ timeout). Every process is stopped by PID; logs are kept on failure.
 """
 import argparse
 import os
-import queue
 import re
-import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness as H  # noqa: E402
+from line_client import LineClient  # noqa: E402
 
 # What the first call after the kill may raise: the connection is gone, or the retry reached the
 # other router without a session and that router closed the connection.
 CONNECTION_EXCEPTIONS = ("Ice::ConnectionLostException", "Ice::ConnectFailedException",
                          "Ice::ConnectionRefusedException", "Ice::CloseConnectionException",
                          "Ice::SocketException", "Ice::ConnectionTimeoutException")
-
-
-class Client:
-    """A failover client, its stdout read line by line by a thread."""
-
-    def __init__(self, cmd, log_path):
-        self.lines = queue.Queue()
-        self.seen = []
-        self.log = open(log_path, "w")
-        self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      text=True, preexec_fn=H._die_with_parent)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def wait_for(self, pattern, timeout, what):
-        """The match of the first line from now on matching pattern; Failure on FAIL, exit or timeout."""
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                raise H.Failure("no '%s' within %.0f s (%s)" % (pattern, timeout, what))
-            if line is None:
-                raise H.Failure("the client exited (%s) while waiting for '%s' (%s)"
-                                % (self.popen.wait(5), pattern, what))
-            self.seen.append(line)
-            self.log.write(line + "\n")
-            self.log.flush()
-            if line.startswith("FAIL"):
-                raise H.Failure("client: " + line)
-            m = re.search(pattern, line)
-            if m:
-                return m
-
-    def stop(self):
-        if self.popen.poll() is None:
-            self.popen.kill()
-        self.popen.wait(5)
-        self.log.close()
 
 
 class Routers:
@@ -195,7 +150,7 @@ def run_round(env, routers, name, cmd_of, extra_props):
     props = dict({"Ice.Trace.Retry": "1", "Ice.Trace.Network": "1", "Ice.LogFile": ice_log}, **extra_props)
     cmd = cmd_of(routers.proxy, env.hello_proxy(), "alice", H.CRYPT_USERS["alice"]) + \
         ["--%s=%s" % kv for kv in sorted(props.items())]
-    client = Client(cmd, os.path.join(env.dir, name + ".log"))
+    client = LineClient(cmd, os.path.join(env.dir, name + ".log"))
     try:
         m = client.wait_for(r"^ready session=1 port=(\d+) category=(\S+)", 20, "first session, callback, calls")
         victim = routers.index_of_connection(int(m.group(1)), m.group(2))
@@ -233,7 +188,7 @@ def run_round(env, routers, name, cmd_of, extra_props):
                    (t_failed - t_kill) * 1e3, (t_session - t_kill) * 1e3, (t_callback - t_kill) * 1e3,
                    (t_call - t_kill) * 1e3))
     except H.Failure as e:
-        raise H.Failure("%s; client said: %s" % (e, " | ".join(client.seen[-8:])))
+        raise H.Failure("%s; client said: %s" % (e, " | ".join(client.last_lines(8))))
     finally:
         client.stop()
 
@@ -257,14 +212,7 @@ def main():
     env = H.Env(args.router, os.path.abspath(args.moraine_bin), keep=args.keep,
                 cpp_build_dir=os.path.abspath(args.cpp_build_dir))
 
-    def on_timeout():
-        print("FAIL overall timeout of %.0f s reached" % args.timeout, flush=True)
-        env.close(success=False)
-        os._exit(2)
-
-    watchdog = threading.Timer(args.timeout, on_timeout)
-    watchdog.daemon = True
-    watchdog.start()
+    watchdog = env.start_watchdog(args.timeout)
 
     python_client = lambda *a: [H.PYTHON, os.path.join(HERE, "failover_client.py")] + list(a)  # noqa: E731
     rounds = []

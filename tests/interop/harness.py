@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import Ice
@@ -605,6 +606,19 @@ class Env:
             print("FAIL %s: %s did not shut down cleanly (status %s)%s" % (name, proc_name, status, tail))
         print("PASS %s" % name if ok else "logs in %s" % self.dir)
         return 0 if ok else 1
+
+    def start_watchdog(self, seconds):
+        """Bounds the whole run: after `seconds`, prints a FAIL line, stops every child by PID and
+        exits 2 from the timer's thread (the main thread may be blocked inside a step)."""
+        def on_timeout():
+            print("FAIL overall timeout of %.0f s reached" % seconds, flush=True)
+            self.close(success=False)
+            os._exit(2)
+
+        watchdog = threading.Timer(seconds, on_timeout)
+        watchdog.daemon = True
+        watchdog.start()
+        return watchdog
 
     def close(self, success):
         """Stops every child. Returns the moraine-router processes that did not shut down cleanly

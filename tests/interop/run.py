@@ -13,7 +13,6 @@ import argparse
 import glob
 import os
 import sys
-import threading
 import time
 import traceback
 
@@ -102,16 +101,7 @@ def main():
     env = H.Env(args.router, os.path.abspath(args.moraine_bin), keep=args.keep,
                 cpp_build_dir=None if args.no_cpp else os.path.abspath(args.cpp_build_dir))
 
-    # Overall bound: on expiry stop every child by PID and exit from this thread, since the
-    # main thread may be blocked inside a scenario.
-    def on_timeout():
-        print("FAIL overall timeout of %.0f s reached" % args.timeout, flush=True)
-        env.close(success=False)
-        os._exit(2)
-
-    watchdog = threading.Timer(args.timeout, on_timeout)
-    watchdog.daemon = True
-    watchdog.start()
+    watchdog = env.start_watchdog(args.timeout)
 
     print("router under test: %s%s" % (args.router, " (%s)" % env.moraine_bin if args.router == "moraine" else ""),
           flush=True)

@@ -37,6 +37,7 @@ import harness as H  # noqa: E402  (before Glacier2: see harness._import_glacier
 import Glacier2  # noqa: E402
 import scenarios as S  # noqa: E402
 import scenarios_ops as M  # noqa: E402  (Scrape: GET /metrics, parsed)
+from log_file import LogFile, tail  # noqa: E402
 from harness import Demo, Failure, check  # noqa: E402
 import crypt  # noqa: E402  (after harness, which imports it first: no DeprecationWarning for __main__)
 
@@ -58,45 +59,13 @@ def write_passwords(path, users):
             f.write("%s %s\n" % (user, crypt.crypt(pw, crypt.mksalt(crypt.METHOD_SHA512))))
 
 
-class Log:
-    """A process's log file, read from a mark on (set by mark())."""
-
-    def __init__(self, path):
-        self.path, self.at = path, 0
-
-    def text(self):
-        with open(self.path, errors="replace") as f:
-            return f.read()
-
-    def mark(self):
-        self.at = len(self.text())
-
-    def since(self):
-        return self.text()[self.at:]
-
-    def wait_for(self, pattern, timeout=3.0):
-        """The first match of regex pattern after the mark, waiting up to timeout s; or None."""
-        return H.wait_until(lambda: re.search(pattern, self.since()), timeout)
-
-    def require(self, pattern, what, timeout=3.0):
-        m = self.wait_for(pattern, timeout)
-        check(m, "%s: no log line matching %r within %.0f s; log since: %s"
-              % (what, pattern, timeout, tail(self.since())))
-        return m
-
-
-def tail(text, lines=8):
-    text = text.strip()
-    return " | ".join(text.splitlines()[-lines:]) if text else "(nothing)"
-
-
 class Router:
     """A moraine-router of one test. `proxy` is what harness.Env.communicator() wants."""
 
     def __init__(self, proc, client_port):
         self.proc, self.client_port = proc, client_port
         self.pid = proc.popen.pid
-        self.log = Log(proc.log_path)
+        self.log = LogFile(proc.log_path)
         m = self.log.require(r"metrics at http://127\.0\.0\.1:(\d+)/metrics", "start-up", 5.0)
         self.metrics_port = int(m.group(1))
 

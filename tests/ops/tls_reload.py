@@ -37,7 +37,6 @@ status 0 or 1.
 """
 import argparse
 import os
-import re
 import signal
 import socket
 import ssl
@@ -53,6 +52,7 @@ import harness as H  # noqa: E402  (before Glacier2: see harness._import_glacier
 import Glacier2  # noqa: E402
 import tls_certs  # noqa: E402  (the project's one test PKI)
 from harness import Demo, Failure, check  # noqa: E402
+from log_file import LogFile  # noqa: E402
 
 CALL_INTERVAL_S = 0.02
 
@@ -186,23 +186,6 @@ def session_cert(pki, hello):
 # ---------------------------------------------------------------------------------------------
 # The router's log
 
-class Log:
-    """The router's output, from a mark on."""
-
-    def __init__(self, path):
-        self.path, self.at = path, 0
-
-    def text(self):
-        with open(self.path, errors="replace") as f:
-            return f.read()
-
-    def mark(self):
-        self.at = len(self.text())
-
-    def wait_for(self, pattern, timeout):
-        return H.wait_until(lambda: re.search(pattern, self.text()[self.at:]), timeout)
-
-
 def sighup(router, log, expect_ok, what):
     """SIGHUP, then `reloaded` (expect_ok) or `reload refused` within 5 s; returns the line."""
     check(router.proc.alive(), "the router is not running before %s%s" % (what, router.proc.log_tail()))
@@ -226,7 +209,7 @@ def expect_served(pki, port, want, what):
 def run(env, pki):
     """Steps 1-4 of the module docstring against moraine-router."""
     router = start_router(env, pki)
-    log = Log(router.proc.log_path)
+    log = LogFile(router.proc.log_path)
     port = router.client_port
     ic_old, hello_old = open_session(env, router, pki)
     caller = Caller(hello_old)

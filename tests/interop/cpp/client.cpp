@@ -10,38 +10,13 @@
 #include <Glacier2/Glacier2.h>
 #include <Ice/Ice.h>
 
+#include "callback_recorder.hpp"
+
 #include <chrono>
-#include <condition_variable>
 #include <iostream>
-#include <mutex>
 #include <string>
-#include <vector>
 
 namespace {
-
-class CallbackI : public Demo::Callback {
-public:
-    void ping(std::string msg, const Ice::Current&) override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        got_.push_back(std::move(msg));
-        cond_.notify_all();
-    }
-
-    bool waitFor(const std::string& msg, std::chrono::seconds timeout) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return cond_.wait_for(lock, timeout, [&] {
-            for (const auto& m : got_) {
-                if (m == msg) return true;
-            }
-            return false;
-        });
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable cond_;
-    std::vector<std::string> got_;
-};
 
 int run(const std::shared_ptr<Ice::Communicator>& ic, const std::string& helloProxy, const std::string& user,
         const std::string& password) {
@@ -65,7 +40,7 @@ int run(const std::shared_ptr<Ice::Communicator>& ic, const std::string& helloPr
     }
 
     auto adapter = ic->createObjectAdapterWithRouter("Callback", router);
-    auto servant = std::make_shared<CallbackI>();
+    auto servant = std::make_shared<CallbackRecorder>();
     auto cb = Ice::uncheckedCast<Demo::CallbackPrx>(
         adapter->add(servant, Ice::Identity{"cb", router->getCategoryForClient()}));
     adapter->activate();

@@ -18,14 +18,13 @@
 #include <Glacier2/Glacier2.h>
 #include <Ice/Ice.h>
 
+#include "callback_recorder.hpp"
+
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace {
 
@@ -44,30 +43,6 @@ std::string stamp() {
     std::snprintf(buf, sizeof buf, "t=%.6f", now());
     return buf;
 }
-
-class CallbackI : public Demo::Callback {
-public:
-    void ping(std::string msg, const Ice::Current&) override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        got_.push_back(std::move(msg));
-        cond_.notify_all();
-    }
-
-    bool waitFor(const std::string& msg, std::chrono::seconds timeout) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return cond_.wait_for(lock, timeout, [&] {
-            for (const auto& m : got_) {
-                if (m == msg) return true;
-            }
-            return false;
-        });
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable cond_;
-    std::vector<std::string> got_;
-};
 
 // The remote port of the connection prx's calls use (a routed proxy: the router connection).
 int remotePort(const std::shared_ptr<Ice::ObjectPrx>& prx) {
@@ -98,7 +73,7 @@ Session openSession(const std::shared_ptr<Ice::Communicator>& ic, const std::sha
     s.category = router->getCategoryForClient();
     if (old) old->destroy();  // bound to the lost session's category and router endpoints
     s.adapter = ic->createObjectAdapterWithRouter("", router);
-    auto servant = std::make_shared<CallbackI>();
+    auto servant = std::make_shared<CallbackRecorder>();
     auto cb = Ice::uncheckedCast<Demo::CallbackPrx>(s.adapter->add(servant, Ice::Identity{"cb", s.category}));
     s.adapter->activate();
     hello->callMeBack(cb, tag);
