@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""cluster.py: the clock demo across N moraine-routers behind HAProxy, with a real IceStorm (icebox)
-as the event backbone, on a small "several hosts" topology of network namespaces. Measures
-set-up, steady-state delivery and CPU, and optionally the failover of one router. Run as root.
+"""cluster.py: the clock demo across N moraine-routers, reached through HAProxy or directly with a
+multi-endpoint router proxy, with a real IceStorm (icebox) as the event backbone, on a small
+"several hosts" topology of network namespaces. Measures set-up, steady-state delivery and CPU,
+and optionally the failover of one router. Run as root.
 
   /usr/bin/python3 perf/cluster.py [--routers 2] [--sessions 2000] [--duration 30] [--threads 1]
-        [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
+        [--front haproxy|none] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
         [--time-bound S] [--cleanup-stale]
 
@@ -23,6 +24,11 @@ mrn<pid>-<role>, so concurrent runs never collide:
                               backbone by its own topics.upstream section (topic `time`)
   mrn<pid>-c<j>  198.18.2.<j> clock-subscriber --reconnect through HAProxy, at most 17,000
                               sessions per process (the 20,000 descriptors limit)
+
+--front none: no HAProxy and no mrn<pid>-lb; each clock-subscriber gets a router proxy with one
+endpoint per router (`tcp -h 198.18.1.1 -p 4063:tcp -h 198.18.1.2 -p 4063:...`), picks one at
+random per session as Ice does (Ice.Default.EndpointSelection=Random), and on a failed connect or
+a reconnect tries the others: nothing but the routers between the clients and the backbone.
 
 Each client's TopicManager (IceStorm/TopicManager:tcp -h 127.0.0.1 -p 10000), routed through
 whichever router HAProxy gave it, is that router's own topic service: the backbone forwards
@@ -534,7 +540,8 @@ class Run:
         ip("-n", sw, "link", "add", "br0", "type", "bridge")
         ip("-n", sw, "link", "set", "br0", "up")
         self.add_node("bb", BACKBONE_IP)
-        self.add_node("lb", LB_IP, wide_ports=True)
+        if self.a.front == "haproxy":
+            self.add_node("lb", LB_IP, wide_ports=True)
         for i in range(1, routers + 1):
             self.add_node("r%d" % i, "198.18.1.%d" % i)
         for j in range(1, clients + 1):
@@ -749,11 +756,17 @@ class Run:
                 pass
         return out
 
+    def router_proxy_endpoints(self):
+        """The endpoints of the subscribers' router proxy: HAProxy's, or (--front none) every router's."""
+        if self.a.front == "haproxy":
+            return "tcp -h %s -p %d" % (LB_IP, CLIENT_PORT)
+        return ":".join("tcp -h 198.18.1.%d -p %d" % (i, CLIENT_PORT) for i in range(1, self.a.routers + 1))
+
     def start_subscribers(self, total, duration):
         p = math.ceil(total / SESSIONS_PER_SUBSCRIBER)
         counts = [total // p + (1 if j < total % p else 0) for j in range(p)]
         for j, n in enumerate(counts, 1):
-            cmd = [self.bins["clock-subscriber"], "--router", "tcp -h %s -p %d" % (LB_IP, CLIENT_PORT),
+            cmd = [self.bins["clock-subscriber"], "--router", self.router_proxy_endpoints(),
                    "--user", "demo", "--password", "demo", "--sessions", str(n), "--duration", str(duration),
                    "--reconnect"]
             s = Subscriber(self, j, self.ns("c%d" % j), n, cmd)
@@ -764,7 +777,7 @@ class Run:
         """TcpExt counters (listen queue overflows, SYN retransmissions...) of every node namespace
         but the backbone's, counted since it was made: what would slow set-up and failover."""
         tcp = {}
-        roles = (["lb"] + ["r%d" % i for i in range(1, len(self.routers) + 1)]
+        roles = (["lb"] * (self.a.front == "haproxy") + ["r%d" % i for i in range(1, len(self.routers) + 1)]
                  + ["c%d" % j for j in range(1, len(self.subscribers) + 1)])
         for role in roles:
             try:
@@ -803,8 +816,9 @@ class Run:
 
         t_start = time.monotonic()
         self.start_subscribers(total, sub_duration)
-        log("%d clock-subscriber process(es) started: %s sessions through HAProxy"
-            % (len(self.subscribers), " + ".join(str(s.sessions) for s in self.subscribers)))
+        log("%d clock-subscriber process(es) started: %s sessions through %s"
+            % (len(self.subscribers), " + ".join(str(s.sessions) for s in self.subscribers),
+               "HAProxy" if a.front == "haproxy" else "a %d-endpoint router proxy" % a.routers))
         # The subscribers notice "all up" at their 1 s status tick; the routers' gauges, read every
         # ~0.5 s meanwhile, say when every session was subscribed with a finer grain.
         seen = {"subscribed": None, "polled": 0.0}
@@ -1003,7 +1017,7 @@ class Run:
         next_progress = t_kill + 5
         while time.monotonic() < end:
             now = time.monotonic()
-            if t_lb_down is None:
+            if t_lb_down is None and a.front == "haproxy":
                 servers = self.haproxy_per_server()
                 if servers.get("r1", ("UP",))[0] != "UP":
                     t_lb_down = now
@@ -1023,9 +1037,9 @@ class Run:
                 break
             self.check_alive()
             if now >= next_progress:
-                log("failover: %.0f s after the kill: reconnecting %d, restored %d of %d; HAProxy r1 %s"
+                log("failover: %.0f s after the kill: reconnecting %d, restored %d of %d%s"
                     % (now - t_kill, sum(reconnecting), restored, held,
-                       "DOWN" if t_lb_down else "still UP"))
+                       "" if a.front != "haproxy" else "; HAProxy r1 DOWN" if t_lb_down else "; HAProxy r1 still UP"))
                 next_progress += 5
             time.sleep(0.2)
         fo["haproxy_marked_down_s"] = round(t_lb_down - t_kill, 2) if t_lb_down else None
@@ -1042,9 +1056,9 @@ class Run:
         else:
             log("failover: the subscribers report every session restored %.1f s after the kill (their status "
                 "lines are 1 s apart); the surviving routers held every session after %s s and every subscriber "
-                "after %s s; HAProxy marked r1 DOWN after %s s"
+                "after %s s%s"
                 % (fo["restored_s"], fo["routers_hold_all_sessions_s"], fo["routers_hold_all_subscribers_s"],
-                   fo["haproxy_marked_down_s"]))
+                   "; HAProxy marked r1 DOWN after %s s" % fo["haproxy_marked_down_s"] if a.front == "haproxy" else ""))
         # The tail: the restored sessions must get ticks again.
         t_tail = time.monotonic()
         log("failover: %d s more of ticks" % a.tail)
@@ -1134,8 +1148,10 @@ def fmt(v, spec="%.1f", none="-"):
 
 def report(res, a):
     print()
-    print("=== cluster: %d routers (threads %d), %d sessions, HAProxy x%d, icebox backbone linked to each router ==="
-          % (a.routers, a.threads, a.sessions, len(res.get("haproxy", {}).get("processes", []))))
+    front = ("HAProxy x%d" % len(res.get("haproxy", {}).get("processes", [])) if a.front == "haproxy"
+             else "no proxy (a %d-endpoint router proxy)" % a.routers)
+    print("=== cluster: %d routers (threads %d), %d sessions, %s, icebox backbone linked to each router ==="
+          % (a.routers, a.threads, a.sessions, front))
     s = res.get("setup")
     if s:
         print("set-up: all sessions up in %.1f s from the subscribers' start (they say %s s, at their 1 s status ticks; "
@@ -1147,9 +1163,10 @@ def report(res, a):
         print("sessions: %d up of %d (%d failed); routers hold %d: %s"
               % (ss["up"], ss["expected"], ss["failed"], ss["held_by_routers"],
                  ", ".join("%s %s" % kv for kv in ss["per_router"].items())))
-        print("HAProxy: connections per router %s; per process (the kernel's SO_REUSEPORT spread; maxconn %d) %s"
-              % (", ".join("%s %s" % kv for kv in sorted(ss["haproxy_per_server"].items())), HAPROXY_MAXCONN,
-                 ", ".join(str(n) for n in ss["haproxy_per_process"])))
+        if a.front == "haproxy":
+            print("HAProxy: connections per router %s; per process (the kernel's SO_REUSEPORT spread; maxconn %d) %s"
+                      % (", ".join("%s %s" % kv for kv in sorted(ss["haproxy_per_server"].items())), HAPROXY_MAXCONN,
+                     ", ".join(str(n) for n in ss["haproxy_per_process"])))
     w = res.get("window")
     if w:
         print("steady window %.1f s: routers delivered %d events (%.0f/s; expected at --rate: %d), dropped %d; "
@@ -1193,7 +1210,7 @@ def report(res, a):
         print("  surviving routers (/metrics every ~0.2 s): every session after %s s, every subscriber after %s s; "
               "HAProxy marked r1 DOWN after %s s; now %s"
               % (fmt(fo["routers_hold_all_sessions_s"], "%.2f"), fmt(fo["routers_hold_all_subscribers_s"], "%.2f"),
-                 fmt(fo["haproxy_marked_down_s"], "%.2f"),
+                 fmt(fo["haproxy_marked_down_s"], "%.2f", "- (no HAProxy)"),
                  ", ".join("%s %s" % kv for kv in fo["sessions_per_router_after"].items())))
         print("  ticks lost since the kill: undisturbed sessions %d, reconnected sessions %s; ticks/s in the tail: %s"
               % (fo["lost_undisturbed"], fmt(fo.get("lost_reconnected"), "%d", "?"),
@@ -1279,6 +1296,9 @@ def main():
     ap.add_argument("--rate", type=float, default=1.0,
                     help="ticks per second the publisher sends, so events/s = sessions x rate (default 1: the clock demo)")
     ap.add_argument("--threads", type=int, default=1, help="threads (shards) per router (default 1)")
+    ap.add_argument("--front", choices=("haproxy", "none"), default="haproxy",
+                    help="haproxy: the subscribers reach the routers through HAProxy (default); none: through a "
+                         "router proxy with every router's endpoint, nothing in between")
     ap.add_argument("--failover", action="store_true", help="kill -9 router 1 after the window and time the failover")
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "bin"),
                     help="moraine-router, clock-subscriber and clock-publisher (default build/bin)")
@@ -1302,7 +1322,7 @@ def main():
         print("cluster.py: must run as root (it creates network namespaces, veth pairs and a bridge): "
               "sudo /usr/bin/python3 %s ..." % sys.argv[0], file=sys.stderr)
         return 2
-    if not os.path.exists(HAPROXY):
+    if a.front == "haproxy" and not os.path.exists(HAPROXY):
         print("cluster.py: %s is missing: apt-get install haproxy" % HAPROXY, file=sys.stderr)
         return 2
     if not os.path.exists(ICEBOX):
@@ -1342,7 +1362,9 @@ def main():
                           "threads": a.threads,
                           "failover": a.failover,
                           "subscriber_processes": math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER),
-                          "haproxy_processes": math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1,
+                          "front": a.front,
+                          "haproxy_processes": (math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1
+                                                if a.front == "haproxy" else 0),
                           "namespace_prefix": run.prefix, "started": time.strftime("%Y-%m-%d %H:%M:%S")})
 
     # The whole run is bounded: start-up, set-up, settle, window, failover, stop, plus margin.
@@ -1380,7 +1402,8 @@ def main():
             run.start_routers()
             run.wait_linked()
             run.start_publisher()
-            run.start_haproxy(a.sessions)
+            if a.front == "haproxy":
+                run.start_haproxy(a.sessions)
             time.sleep(0.5)
             run.rss_idle = {p.name: rss_kib(p.pid) for p in run.routers}
             run.measure()
