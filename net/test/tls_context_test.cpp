@@ -1,5 +1,5 @@
 #include <moraine/net/config_error.hpp>
-#include <moraine/net/ssl_info.hpp>
+#include <moraine/net/tls_peer.hpp>
 #include <moraine/net/tls_config.hpp>
 #include <moraine/net/tls_context.hpp>
 
@@ -34,11 +34,11 @@ using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using moraine::net::config_error;
 using moraine::net::key_name;
-using moraine::net::make_ssl_info;
+using moraine::net::describe_tls_peer;
 using moraine::net::peer_subject;
 using moraine::net::prepare_client;
 using moraine::net::require_server_certificate;
-using moraine::net::ssl_info;
+using moraine::net::tls_peer;
 using moraine::net::tls_config;
 using moraine::net::tls_contexts;
 
@@ -282,8 +282,8 @@ struct handshake_result {
     error_code server_ec;
     error_code client_ec;
     bool timed_out = false;
-    ssl_info client_seen;  // make_ssl_info on the server side: the client as the router sees it
-    ssl_info server_seen;  // make_ssl_info on the client side
+    tls_peer client_seen;  // describe_tls_peer on the server side: the client as the router sees it
+    tls_peer server_seen;  // describe_tls_peer on the client side
     std::string subject;   // peer_subject on the server side
     std::string version;   // the version the server negotiated
     std::string sni;       // the server name the server received; empty if none
@@ -325,7 +325,7 @@ handshake_result handshake(const tls_contexts& server, const tls_contexts& clien
             SSL* ssl = server_stream.native_handle();
             if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) r.sni = name;
             if (!ec) {
-                r.client_seen = make_ssl_info(ssl, server_stream.next_layer());
+                r.client_seen = describe_tls_peer(ssl, server_stream.next_layer());
                 r.subject = peer_subject(ssl);
                 r.version = SSL_get_version(ssl);
             }
@@ -337,7 +337,7 @@ handshake_result handshake(const tls_contexts& server, const tls_contexts& clien
         r.client_port = client_stream.next_layer().local_endpoint().port();
         prepare_client(client_stream.native_handle(), client.config(), host);
         client_stream.async_handshake(ssl_stream::client, [&](error_code ec) {
-            if (!ec) r.server_seen = make_ssl_info(client_stream.native_handle(), client_stream.next_layer());
+            if (!ec) r.server_seen = describe_tls_peer(client_stream.native_handle(), client_stream.next_layer());
             finished(client_stream, ec, r.client_ec);
         });
     });
@@ -366,7 +366,7 @@ TEST_F(tls_test, good_client_certificate_is_accepted_and_described) {
     ASSERT_FALSE(r.client_ec) << r.client_ec.message();
     EXPECT_EQ(r.version, "TLSv1.3");  // the default allows 1.2 and 1.3; both sides prefer 1.3
 
-    const ssl_info& info = r.client_seen;
+    const tls_peer& info = r.client_seen;
     EXPECT_EQ(info.cipher, "TLS_AES_256_GCM_SHA384");
     EXPECT_EQ(info.remote_host, "127.0.0.1");
     EXPECT_EQ(info.remote_port, r.client_port);

@@ -33,9 +33,9 @@ void client_connection::start() {
     start_accepted();
 }
 
-std::optional<net::ssl_info> client_connection::peer_ssl_info() {
+std::optional<net::tls_peer> client_connection::peer_ssl_info() {
     if (!transport_.secure()) return std::nullopt;
-    return net::make_ssl_info(transport_.ssl(), socket_);
+    return net::describe_tls_peer(transport_.ssl(), socket_);
 }
 
 std::string client_connection::peer_address() const {

@@ -31,7 +31,7 @@ struct pending_session {
     std::int32_t request_id = 0;
     protocol::encoding_version enc;
     std::string user_id;                // createSessionFromSecureConnection: the certificate's subject
-    std::optional<net::ssl_info> ssl;   // set for createSessionFromSecureConnection
+    std::optional<net::tls_peer> ssl;   // set for createSessionFromSecureConnection
     std::string address;                // the client's, for the login back-off
     bool password_login = false;        // a password was checked: its outcome feeds the back-off
     session_router* router = nullptr;   // outlives every shard's work
@@ -40,7 +40,7 @@ struct pending_session {
 };
 
 /// Glacier2::SSLInfo, as SSLPermissionsVerifier::authorize and SSLSessionManager::create take it.
-void write_ssl_info(protocol::output_stream& os, const net::ssl_info& info) {
+void write_ssl_info(protocol::output_stream& os, const net::tls_peer& info) {
     os.write_string(info.remote_host);
     os.write_int(info.remote_port);
     os.write_string(info.local_host);

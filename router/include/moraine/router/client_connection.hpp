@@ -5,7 +5,7 @@
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
 #include <moraine/net/session_directory.hpp>
-#include <moraine/net/ssl_info.hpp>
+#include <moraine/net/tls_peer.hpp>
 #include <moraine/router/buffered_request.hpp>
 #include <moraine/router/forward_options.hpp>
 #include <moraine/router/request_queue.hpp>
@@ -80,7 +80,7 @@ public:
     }
 
     /// Glacier2::SSLInfo of this connection; nullopt unless it is TLS.
-    std::optional<net::ssl_info> peer_ssl_info();
+    std::optional<net::tls_peer> peer_ssl_info();
     /// The client's IP address as text ("(unknown)" once the socket is gone), for limits and logs.
     std::string peer_address() const;
     /** Glacier2.AddConnectionContext=1: the `_con.*` entries forwarded requests carry, describing

@@ -1,6 +1,6 @@
 #pragma once
-// What a TLS connection tells about its peer: Glacier2::SSLInfo, for createSessionFromSecureConnection
-// and the SSL permissions verifier.
+// What a TLS connection shows of its peer: addresses, the cipher suite and the certificate chain.
+// Services above the runtime turn it into their own types (the router: Glacier2::SSLInfo).
 #include <boost/asio/ip/tcp.hpp>
 
 #include <openssl/types.h>
@@ -10,8 +10,8 @@
 
 namespace moraine::net {
 
-/// Glacier2::SSLInfo (Glacier2/Session.ice) of one connection, as the router sees it.
-struct ssl_info {
+/// One TLS connection's peer, as this side sees it (the fields IceSSL's connection info gives).
+struct tls_peer {
     std::string remote_host;         ///< the peer's address, e.g. "127.0.0.1" or "::1" (no brackets)
     int remote_port = 0;             ///< the peer's TCP port
     std::string local_host;          ///< this side's address
@@ -26,7 +26,7 @@ struct ssl_info {
     a certificate gets none). Each is PEM text with "\n" line ends, ending in "\n", as IceSSL gives.
     Hosts and ports are left empty and 0 if the socket has no address (closed meanwhile).
     Never throws but std::bad_alloc. */
-ssl_info make_ssl_info(SSL* ssl, const boost::asio::ip::tcp::socket& s);
+tls_peer describe_tls_peer(SSL* ssl, const boost::asio::ip::tcp::socket& s);
 
 /// The subject of the peer's certificate in one-line RFC 2253 form ("CN=client,O=Example"), for
 /// logs; empty if the peer sent none.

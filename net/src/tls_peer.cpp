@@ -1,5 +1,5 @@
-// Glacier2::SSLInfo from an OpenSSL connection: addresses, cipher, and the peer chain as PEM.
-#include <moraine/net/ssl_info.hpp>
+// A TLS connection's peer from OpenSSL: addresses, cipher, and the peer chain as PEM (tls_peer.hpp).
+#include <moraine/net/tls_peer.hpp>
 
 #include <openssl/bio.h>
 #include <openssl/pem.h>
@@ -63,8 +63,8 @@ std::vector<std::string> peer_chain(SSL* ssl) {
 
 }  // namespace
 
-ssl_info make_ssl_info(SSL* ssl, const boost::asio::ip::tcp::socket& s) {
-    ssl_info info;
+tls_peer describe_tls_peer(SSL* ssl, const boost::asio::ip::tcp::socket& s) {
+    tls_peer info;
     boost::system::error_code ec;
     if (const auto remote = s.remote_endpoint(ec); !ec) {
         info.remote_host = remote.address().to_string();
