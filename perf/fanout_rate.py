@@ -35,6 +35,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -82,7 +83,8 @@ def start_system(system, a, logdir, tag, n, rate):
         common = ["--port", str(port), "--subject", "time"]
         return (server, [a.nats_bin, "sub", "--sessions", str(n), "--duration", str(a.duration + 6)] + common,
                 [a.nats_bin, "pub", "--rate", str(rate), "--duration", str(a.duration)] + common)
-    server = subprocess.Popen(pinned(a) + [system, "--ice-config", a.cfg, "--threads", "1"], stdout=log,
+    # A --router value may carry options after the binary ("BIN --Moraine.Topics.MemoryBudget=N").
+    server = subprocess.Popen(pinned(a) + shlex.split(system) + ["--ice-config", a.cfg, "--threads", "1"], stdout=log,
                               stderr=subprocess.STDOUT)
     wait_listening(a.client, server)
     endpoint = "tcp -h 127.0.0.1 -p %d" % a.client
@@ -186,7 +188,9 @@ def main():
     ap.add_argument("--rates", default="100,300", help="publisher ticks/s, comma-separated")
     ap.add_argument("--duration", type=int, default=6, help="seconds of publishing per run")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--router", action="append", help="moraine-router binary (repeat to compare)")
+    ap.add_argument("--router", action="append",
+                    help="moraine-router binary, optionally with options after it, e.g. \"build/bin/moraine-router "
+                         "--Moraine.Topics.MemoryBudget=8388608\" (repeat to compare)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build", "bin"), help="clock-subscriber/publisher")
     ap.add_argument("--nats", action="store_true", help="also nats-server, as a reference")
     ap.add_argument("--nats-only", action="store_true",
