@@ -230,13 +230,15 @@ class WireTap:
                 break
             if not data:
                 break
+            # Recorded before it is passed on: once the peer can answer, the message is in the
+            # record, so a test that counts after its call returned never misses it.
+            if parsing:
+                buf += data
+                buf, parsing = self._parse(buf, direction, conn)
             try:
                 dst.sendall(data)
             except OSError:
                 break
-            if parsing:
-                buf += data
-                buf, parsing = self._parse(buf, direction, conn)
         # One side closed: close the other one too, as a plain TCP path would.
         for s in (dst, src):
             with contextlib.suppress(OSError):
