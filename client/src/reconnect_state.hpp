@@ -13,7 +13,7 @@ namespace moraine::client {
 struct session_client::reconnect_state {
     explicit reconnect_state(const executor_type& ex) : backoff_timer(ex) {}
 
-    router_address address;               ///< async_open's, for every attempt
+    router_endpoints routers;             ///< async_open's, for every attempt (each shuffles them)
     std::optional<credentials> login;     ///< none: createSessionFromSecureConnection
     std::function<void(const session_event&)> on_event;
     asio::steady_timer backoff_timer;     ///< the wait before an attempt; close() cancels it

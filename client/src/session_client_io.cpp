@@ -65,6 +65,10 @@ void session_client::start_loops(std::shared_ptr<tls_stream> tls) {
 
 void session_client::close(error_info why) {
     if (phase_ == phase::closed) return;
+    if (why && failing_over_) {  // reach_any tries the next endpoint: only this connection ends
+        closed_by_ = why;
+        return drop_connection(why);
+    }
     const bool was_open = phase_ == phase::open;
     const bool reconnect =
         why && reconnect_ && !reconnect_->stopped && (was_open || reconnect_->active);

@@ -1,6 +1,7 @@
 // session_client: the operations (open, routed calls, servants, destroy).
 #include <moraine/client/session_client.hpp>
 
+#include "endpoint_order.hpp"
 #include "reconnect_state.hpp"
 #include "tls_stream.hpp"
 #include "ws_client_stream.hpp"
@@ -13,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace moraine::client {
@@ -47,6 +49,16 @@ protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view t
 }
 
 
+/// Why async_open refuses `routers` before connecting anywhere (empty: it does not).
+error_info refusal(const router_endpoints& routers, bool tls_configured) {
+    if (routers.empty()) return make_error(errc::bad_endpoint, "no router endpoint given");
+    const auto ssl = std::find_if(routers.begin(), routers.end(), [](const router_address& a) { return a.tls; });
+    if (ssl == routers.end() || tls_configured) return {};
+    // Never over tcp instead: the caller asked for TLS and would get a plain connection.
+    return make_error(errc::tls_not_configured, "the router address " + ssl->host + ":" + std::to_string(ssl->port) +
+                                                    " is ssl but session_options::tls is not set");
+}
+
 /// Results of Ice::Router::addProxies: the evicted proxies (ObjectProxySeq).
 std::vector<protocol::proxy> evicted_of(const call_result& r) {
     std::vector<protocol::proxy> out;
@@ -69,35 +81,28 @@ error_info session_client::not_open() const {
 
 // -- open -------------------------------------------------------------------------------------
 
-asio::awaitable<error_info> session_client::open_coro(router_address a, std::optional<credentials> login) {
+asio::awaitable<error_info> session_client::open_coro(router_endpoints routers, std::optional<credentials> login) {
     if (phase_ != phase::idle) co_return make_error(errc::not_connected, "async_open called twice");
-    if (a.tls && !opts_.tls) {
-        // Never over tcp instead: the caller asked for TLS and would get a plain connection.
-        auto err = make_error(errc::tls_not_configured, "the router address " + a.host + ":" + std::to_string(a.port) +
-                                                            " is ssl but session_options::tls is not set");
-        close(err);
-        co_return err;
+    if (auto refused = refusal(routers, opts_.tls != nullptr)) {
+        close(refused);
+        co_return refused;
     }
     if (reconnect_) {
-        reconnect_->address = a;
+        reconnect_->routers = routers;
         reconnect_->login = login;
     }
-    co_return co_await establish(a, login);
+    co_return co_await establish(routers, login);
 }
 
-asio::awaitable<error_info> session_client::establish(const router_address& a,
+asio::awaitable<error_info> session_client::establish(const router_endpoints& routers,
                                                       const std::optional<credentials>& login) {
+    if (auto err = co_await reach_any(routers)) co_return err;
     const std::uint32_t gen = conn_gen_;
     // Closes this connection unless it is gone already (the next attempt may own the socket).
     auto fail = [&](error_info err) {
         if (!gone(gen)) close(err);
         return err;
     };
-    phase_ = phase::connecting;
-    phase_deadline_ = clock::now() + opts_.connect_timeout;
-    arm_timer();
-    if (auto err = co_await connect(a)) co_return err;
-    if (auto err = co_await wait_validated(gen)) co_return err;
     phase_ = phase::creating;
     phase_deadline_ = clock::time_point::max();
     // Both are ["amd", "format:sliced"] and raise the same exceptions (docs/glacier2.md §2).
@@ -124,6 +129,30 @@ asio::awaitable<error_info> session_client::establish(const router_address& a,
     last_write_ = clock::now();
     timer_.cancel();  // re-arm for heartbeats
     co_return error_info{};
+}
+
+asio::awaitable<error_info> session_client::reach_any(const router_endpoints& routers) {
+    error_info last;
+    const auto order = shuffled_order(routers.size());  // per attempt: sessions spread, retries move on
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        // Until the last endpoint, a failure drops only this connection (close() checks the flag):
+        // the session is not over while a router may still take it. The last one's failure
+        // closes as a single endpoint's always did (ends the open, or fails a reconnect attempt).
+        failing_over_ = i + 1 < order.size();
+        last = co_await reach(routers[order[i]]);
+        failing_over_ = false;
+        if (!last || phase_ == phase::closed) break;  // reached, or close() / async_destroy meanwhile
+    }
+    co_return last;
+}
+
+asio::awaitable<error_info> session_client::reach(const router_address& a) {
+    const std::uint32_t gen = conn_gen_;
+    phase_ = phase::connecting;
+    phase_deadline_ = clock::now() + opts_.connect_timeout;
+    arm_timer();
+    if (auto err = co_await connect(a)) co_return err;
+    co_return co_await wait_validated(gen);
 }
 
 asio::awaitable<error_info> session_client::connect(const router_address& a) {

@@ -1,20 +1,12 @@
 // session_client: reconnection after a lost connection (session_options::reconnect).
 #include <moraine/client/session_client.hpp>
 
+#include "endpoint_order.hpp"
 #include "reconnect_state.hpp"
 
-#include <random>
 #include <utility>
 
 namespace moraine::client {
-
-namespace {
-/// Per-thread jitter source: sessions on one thread draw from one generator, seeded once.
-std::minstd_rand& jitter_rng() {
-    thread_local std::minstd_rand rng{std::random_device{}()};
-    return rng;
-}
-}  // namespace
 
 bool session_client::is_reconnecting() const noexcept { return reconnect_ && reconnect_->active; }
 
@@ -58,12 +50,12 @@ asio::awaitable<void> session_client::reconnect_loop() {
     error_info last;  // the previous attempt's error
     for (unsigned attempt = 1;; ++attempt) {
         rs.attempt = attempt;
-        const auto delay = policy.backoff.delay(attempt, jitter_rng());
+        const auto delay = policy.backoff.delay(attempt, thread_rng());
         emit({session_event_kind::reconnecting, attempt, delay, {}, rs.lost_category, last});
         rs.backoff_timer.expires_after(delay);
         co_await rs.backoff_timer.async_wait(nothrow_awaitable);
         if (!rs.active) co_return;  // close() or async_destroy meanwhile
-        last = co_await establish(rs.address, rs.login);
+        last = co_await establish(rs.routers, rs.login);  // every endpoint, in a new order
         if (!rs.active) co_return;
         if (!last) {
             rs.active = false;

@@ -48,7 +48,15 @@ inline std::vector<byte_buffer> router_answers(const protocol::request_view& r) 
 }
 
 struct fake_router {
-    asio::io_context ioc{1};
+    /// A router with its own event loop (run() runs it).
+    fake_router() : ioc(own_ioc) {}
+    /// A router on `shared`'s event loop: several routers and their clients on one thread.
+    explicit fake_router(asio::io_context& shared) : ioc(shared) {}
+    fake_router(const fake_router&) = delete;
+    fake_router& operator=(const fake_router&) = delete;
+
+    asio::io_context own_ioc{1};
+    asio::io_context& ioc;
     tcp::acceptor acceptor{ioc, tcp::endpoint(asio::ip::address_v4::loopback(), 0)};
     std::uint16_t port = acceptor.local_endpoint().port();
     std::vector<std::string> ops;  // operations received, in order
@@ -111,6 +119,9 @@ struct fake_router {
     asio::awaitable<void> serve_connection(std::shared_ptr<tcp::socket> sock_ptr) {
         conns.push_back(sock_ptr);
         auto& sock = *sock_ptr;
+        // As a router does: replies written one by one must not wait for the client's delayed ACK.
+        boost::system::error_code ignored;
+        sock.set_option(tcp::no_delay(true), ignored);
         co_await asio::async_write(sock, asio::buffer(greeting), nothrow_awaitable);
         byte_buffer in;
         std::array<std::byte, 4096> chunk;

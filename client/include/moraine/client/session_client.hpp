@@ -5,6 +5,7 @@
 #include <moraine/client/call_result.hpp>
 #include <moraine/client/error.hpp>
 #include <moraine/client/router_address.hpp>
+#include <moraine/client/router_endpoints.hpp>
 #include <moraine/client/routing_cache.hpp>
 #include <moraine/client/servant.hpp>
 #include <moraine/client/servant_map.hpp>
@@ -23,6 +24,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace moraine::client {
@@ -30,7 +32,7 @@ namespace moraine::client {
 struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` address
 struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` address
 
-/** A Glacier2 session: one TCP or TLS connection to a router's client endpoint, carrying router calls,
+/** A Glacier2 session: one TCP, TLS or WebSocket connection to a router's client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
     docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
     own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
@@ -53,6 +55,13 @@ struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over 
     Servants stay registered by name and answer under the new session's category; proxies
     handed out before the loss carry the old one, so hand out server_proxy(name) again.
 
+    Several routers (router_endpoints, e.g. from `tcp -h A -p 4063:tcp -h B -p 4063`): each
+    connection attempt, the first and every reconnection attempt, tries the endpoints in a new
+    random order until one connects, as an Ice client with Ice.Default.EndpointSelection=Random
+    does. The sessions of one process thus spread over the routers, and a session whose router
+    died comes back through another. The session lives on the router it reached; nothing is
+    shared between routers, so a new session there has a new category.
+
     Operations complete with one value (error_info or call_result), so with any asio token:
     `co_await s->async_invoke(c, asio::use_awaitable)`, `s->async_invoke(c, asio::use_future).get()`,
     or a callback `[](call_result r) {...}`. Nothing throws for network or Ice errors. */
@@ -66,24 +75,29 @@ public:
     session_client(const session_client&) = delete;
     session_client& operator=(const session_client&) = delete;
 
-    /** Opens the session: connects to `router` (connect_timeout covers connect, the TLS
-        handshake for an `ssl` address and the router's validate connection), calls
+    /** Opens the session: connects to one of `routers`, trying them in a random order until
+        one connects (connect_timeout bounds each endpoint's try: connect, the TLS handshake for
+        an `ssl` address or the upgrade for a `ws` one, and the router's validate connection;
+        the next endpoint is tried after a failure or timeout), calls
         `Glacier2::Router::createSession(user, password)`, then in one round trip
         `getCategoryForClient` and `getACMTimeout`, then, if the category is not empty,
         `getServerProxy` (docs/glacier2.md §3). Call once (this or async_open_secure).
         Completion `void(error_info)`: empty on success; errc::permission_denied or
         ::cannot_create_session with the router's reason; errc::timeout; a socket error
         (e.g. connection_refused); errc::connection_lost; for an `ssl` address also
-        errc::tls_not_configured (session_options::tls is null: nothing is sent) and
-        ::tls_handshake_failed (e.g. the router's certificate is not trusted).
+        errc::tls_not_configured (session_options::tls is null: nothing is sent, whichever
+        endpoint is `ssl`) and ::tls_handshake_failed (e.g. the router's certificate is not
+        trusted); errc::bad_endpoint for an empty list. When every endpoint fails, the error of
+        the last one tried. A router that answers createSession with an exception is not
+        failed over: its answer is the session's.
         On failure the session is closed (never retried, even with session_options::reconnect).
-        With reconnect set, the session keeps `router`, `user` and `password` for later attempts. */
+        With reconnect set, the session keeps `routers`, `user` and `password` for later attempts. */
     template <class Token>
-    auto async_open(router_address router, std::string user, std::string password, Token&& token) {
+    auto async_open(router_endpoints routers, std::string user, std::string password, Token&& token) {
         // Arguments travel captured in the initiation, not as async_initiate's extra arguments:
         // g++ 12 mis-copies class-type parameter packs of coroutines (use_awaitable's initiate).
         return asio::async_initiate<Token, void(error_info)>(
-            [self = shared_from_this(), a = std::move(router), u = std::move(user),
+            [self = shared_from_this(), a = std::move(routers), u = std::move(user),
              p = std::move(password)](auto handler) mutable {
                 self->spawn_with([self, a = std::move(a), u = std::move(u), p = std::move(p)]() mutable {
                     std::optional<credentials> login(credentials{std::move(u), std::move(p)});
@@ -91,6 +105,13 @@ public:
                 }, std::move(handler));
             },
             token);
+    }
+
+    /// async_open with a single router endpoint.
+    template <class Token>
+    auto async_open(router_address router, std::string user, std::string password, Token&& token) {
+        return async_open(router_endpoints{std::move(router)}, std::move(user), std::move(password),
+                          std::forward<Token>(token));
     }
 
     /** Opens the session as async_open does, but authenticated by the TLS connection instead of
@@ -101,14 +122,20 @@ public:
         Completion `void(error_info)` as async_open, e.g. errc::permission_denied "no configured
         ssl permissions verifier", or ::cannot_create_session, with the router's reason. */
     template <class Token>
-    auto async_open_secure(router_address router, Token&& token) {
+    auto async_open_secure(router_endpoints routers, Token&& token) {
         return asio::async_initiate<Token, void(error_info)>(
-            [self = shared_from_this(), a = std::move(router)](auto handler) mutable {
+            [self = shared_from_this(), a = std::move(routers)](auto handler) mutable {
                 self->spawn_with([self, a = std::move(a)]() mutable {
                     return self->open_coro(std::move(a), std::nullopt);
                 }, std::move(handler));
             },
             token);
+    }
+
+    /// async_open_secure with a single router endpoint.
+    template <class Token>
+    auto async_open_secure(router_address router, Token&& token) {
+        return async_open_secure(router_endpoints{std::move(router)}, std::forward<Token>(token));
     }
 
     /** Twoway call through the router: addProxies([c.target]) first if its identity is not in
@@ -239,10 +266,15 @@ private:
     static void set_bug(call_result& v) { v = call_result::failure(make_error(errc::protocol_error, "internal error in the client library")); }
 
     // Operations (session_client_ops.cpp).
-    asio::awaitable<error_info> open_coro(router_address a, std::optional<credentials> login);
-    /// Connect, validation, createSession*, session info: one connection's way to phase::open.
-    /// On failure its connection is closed. The caller keeps `a` and `login` alive.
-    asio::awaitable<error_info> establish(const router_address& a, const std::optional<credentials>& login);
+    asio::awaitable<error_info> open_coro(router_endpoints routers, std::optional<credentials> login);
+    /// A connection to one of `routers` (reach_any), then createSession*, session info: one
+    /// attempt's way to phase::open. On failure its connection is closed. The caller keeps
+    /// `routers` and `login` alive.
+    asio::awaitable<error_info> establish(const router_endpoints& routers, const std::optional<credentials>& login);
+    /// Tries `routers` in a fresh random order until one is reached; the last one's error if none is.
+    asio::awaitable<error_info> reach_any(const router_endpoints& routers);
+    /// Connect (and TLS or WebSocket handshake) and validation, within connect_timeout.
+    asio::awaitable<error_info> reach(const router_address& a);
     asio::awaitable<error_info> connect(const router_address& a);
     asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls, std::uint32_t gen);
     asio::awaitable<error_info> wait_validated(std::uint32_t gen);
@@ -308,7 +340,8 @@ private:
     void expire_calls(std::chrono::steady_clock::time_point now);
     std::chrono::steady_clock::time_point next_wakeup() const;
     void on_tick(std::chrono::steady_clock::time_point now);
-    /// Closes the connection (`why` empty: asked for by the caller). With reconnect set, a loss
+    /// Closes the connection (`why` empty: asked for by the caller). While reach_any has another
+    /// endpoint to try, a failure only drops the connection. With reconnect set, a loss
     /// of an open or reconnecting session goes to lose_connection; anything else ends the session.
     void close(error_info why);
     /// The connection half of close(): socket, timers, queues; pending calls fail with `why`.
@@ -326,6 +359,7 @@ private:
     phase phase_ = phase::idle;
     bool validated_ = false;
     bool close_after_flush_ = false;
+    bool failing_over_ = false;  // reach_any: another endpoint follows, so a failure only drops the connection
     std::int32_t last_request_id_ = 0;
     std::uint32_t conn_gen_ = 0;  // incremented by each close of a connection
 

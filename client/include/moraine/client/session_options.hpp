@@ -40,7 +40,8 @@ struct session_options {
     std::string instance_name = "Glacier2";
     /// Bound on each twoway call (router calls included) from send to reply; errc::timeout after.
     std::chrono::milliseconds call_timeout{60'000};
-    /// Bound on TCP connect + TLS handshake (ssl) + the router's validate connection, and on the graceful close.
+    /// Bound on TCP connect + TLS handshake (ssl) or upgrade (ws) + the router's validate
+    /// connection, per router endpoint tried (router_endpoints), and on the graceful close.
     std::chrono::milliseconds connect_timeout{10'000};
     /// Keep the session alive: after createSession the client asks getACMTimeout and sends a
     /// heartbeat (validate connection message) whenever it wrote nothing for half of it
