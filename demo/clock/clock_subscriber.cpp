@@ -4,6 +4,9 @@
 // `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]`.
 // `--reconnect`: sessions whose router connection is lost reconnect (session_options::reconnect)
 // and subscribe their servant again, under the new session's category.
+// Several routers: `--router "tcp -h A -p 4063:tcp -h B -p 4063"`: each session tries the
+// endpoints in a random order (client::router_endpoints), so the sessions spread over the
+// routers, and with --reconnect the sessions of a router that dies come back through the others.
 #include "clock/tick.hpp"
 #include "clock/tick_counts.hpp"
 
@@ -14,6 +17,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -27,7 +31,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct settings {
-    client::router_address router;
+    client::router_endpoints routers;  // --router: every endpoint of the list
     std::string user, password, topic, topic_manager;
     std::size_t sessions = 1;
     std::size_t concurrency = 256;  // sessions being opened at once
@@ -39,8 +43,8 @@ struct settings {
 
 /// Opens `s` with createSessionFromSecureConnection (--secure) or createSession(user, password).
 asio::awaitable<client::error_info> open_session(client::session_client& s, const settings& cfg) {
-    if (cfg.secure) co_return co_await s.async_open_secure(cfg.router, asio::use_awaitable);
-    co_return co_await s.async_open(cfg.router, cfg.user, cfg.password, asio::use_awaitable);
+    if (cfg.secure) co_return co_await s.async_open_secure(cfg.routers, asio::use_awaitable);
+    co_return co_await s.async_open(cfg.routers, cfg.user, cfg.password, asio::use_awaitable);
 }
 
 /// What every session's servant updates: one thread, so plain counters.
@@ -252,7 +256,10 @@ asio::awaitable<int> run(const settings& cfg, const bool& stop_requested) {
 int main(int argc, char** argv) {
     po::options_description opts("clock-subscriber options");
     opts.add_options()("help,h", "print this help")(
-        "router", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 4063"), "router client endpoint")(
+        "router", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 4063"),
+        "router client endpoint (tcp, ssl or ws), or a ':'-separated list of several routers' "
+        "(\"tcp -h A -p 4063:tcp -h B -p 4063\"): each session tries them in a random order, so the "
+        "sessions spread over the routers and, with --reconnect, come back through the survivors")(
         "user", po::value<std::string>()->default_value("demo"), "session user id")(
         "password", po::value<std::string>()->default_value("demo"), "session password")(
         "topic-manager", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 10000"),
@@ -279,9 +286,10 @@ int main(int argc, char** argv) {
             std::cout << opts;
             return 0;
         }
-        auto router = client::router_address::parse(vm["router"].as<std::string>());
-        if (!router) throw std::runtime_error("bad --router endpoint (tcp or ssl -h HOST -p PORT)");
-        cfg = settings{*router,
+        auto routers = client::parse_router_endpoints(vm["router"].as<std::string>());
+        if (!routers)
+            throw std::runtime_error("bad --router endpoint (tcp, ssl or ws -h HOST -p PORT, ':'-separated for several)");
+        cfg = settings{*routers,
                        vm["user"].as<std::string>(),
                        vm["password"].as<std::string>(),
                        vm["topic"].as<std::string>(),
@@ -294,8 +302,9 @@ int main(int argc, char** argv) {
                        vm["reconnect"].as<bool>()};
         if (cfg.reconnect) cfg.session.reconnect = client::reconnect_options{};
         auto opt = [&](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
-        if (router->tls && !vm.count("tls-ca"))
-            throw std::runtime_error("--router is an ssl endpoint: --tls-ca FILE is required");
+        const bool any_ssl = std::any_of(routers->begin(), routers->end(), [](const auto& a) { return a.tls; });
+        if (any_ssl && !vm.count("tls-ca"))
+            throw std::runtime_error("--router has an ssl endpoint: --tls-ca FILE is required");
         if (vm.count("tls-ca")) {  // used for ssl routers only; a tcp --router ignores it
             client::error_info err;
             cfg.session.tls = client::tls_context::create({.ca_file = opt("tls-ca"),

@@ -3,6 +3,8 @@
 // Demo back end of tests/interop (Demo.ice).
 //
 //   client_reconnect --router "tcp -h 127.0.0.1 -p 4063" --hello "hello:tcp -h 127.0.0.1 -p 4061"
+//                    (--router may list several endpoints, `:`-separated: the session tries
+//                    them in a random order, client::router_endpoints)
 //                    [--user alice] [--password secret] [--initial-ms 100] [--max-ms 1000]
 //                    [--max-attempts 8]
 //
@@ -184,7 +186,7 @@ void on_event(state& st, const client::session_event& e) {
     }
 }
 
-asio::awaitable<void> run(state& st, client::router_address router) {
+asio::awaitable<void> run(state& st, client::router_endpoints router) {
     auto ex = co_await asio::this_coro::executor;
     client::session_options so;
     so.call_timeout = 10s;
@@ -219,7 +221,7 @@ asio::awaitable<void> run(state& st, client::router_address router) {
 int main(int argc, char** argv) {
     state st;
     st.opt = parse(argc, argv);
-    auto router = client::router_address::parse(st.opt.router);
+    auto router = client::parse_router_endpoints(st.opt.router);
     if (!router) fail("args", "bad router endpoint " + st.opt.router);
     auto hello = protocol::proxy_from_string(st.opt.hello);
     if (!hello) fail("args", "bad proxy " + st.opt.hello);
