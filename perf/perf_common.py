@@ -103,4 +103,8 @@ def portable(value):
             return os.path.relpath(value, REPO_ROOT)
         import re
         return re.sub(r"^/(tmp|var/tmp)(?=/)", "$TMPDIR", value)
+    if isinstance(value, str) and "/" in value:  # a path inside an option: --Ice.Config=/tmp/...
+        import re
+        value = value.replace(REPO_ROOT + "/", "")
+        return re.sub(r"(?<![\w.])/(tmp|var/tmp)(?=/)", "$TMPDIR", value)
     return value
