@@ -74,12 +74,8 @@ class Routers:
         return int(sum(float(v) for v in SESSIONS_LINE.findall(text)))
 
     def kill(self, i):
-        """SIGKILL by PID; the process leaves env's list (its death is the test, not a failure)."""
-        proc = self.procs[i]
-        proc.popen.kill()
-        proc.popen.wait(5)
-        proc.log.close()
-        self.env.procs.remove(proc)
+        """SIGKILL router i by PID (Env.kill)."""
+        self.env.kill(self.procs[i])
         self.procs[i] = None
 
 

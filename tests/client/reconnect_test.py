@@ -76,13 +76,6 @@ def main():
             starts[0] += 1
             return env.start_ready("router-%d" % starts[0], cmd, ports)
 
-        def kill(proc):
-            """SIGKILL by PID; the process leaves env's list (its death is the test, not a failure)."""
-            proc.popen.kill()
-            proc.popen.wait(5)
-            proc.log.close()
-            env.procs.remove(proc)
-
         router = start_router()
         client = LineClient([os.path.abspath(args.client_bin), "--router", H.endpoint(client_port, args.transport),
                              "--hello", hello, "--user", "alice", "--password", "secret",
@@ -94,7 +87,7 @@ def main():
         report = []
         for n in range(1, args.restarts + 1):
             t_kill = time.monotonic()
-            kill(router)
+            env.kill(router)
             t_lost, _ = client.wait_timed(r"^event lost ", 5, "cycle %d: the loss" % n)
             time.sleep(args.down)  # the client's attempts meanwhile are refused
             router = start_router()
@@ -113,7 +106,7 @@ def main():
                                               (t_restored - t_kill) * 1e3, len(events) - 2))
         H.check(len(set(categories)) == len(categories), "categories repeat: %s" % categories)
         t_kill = time.monotonic()
-        kill(router)
+        env.kill(router)
         # 8 attempts: at most 0.1 + 0.2 + 0.4 + 0.8 + 4 x 1 s of back-off, each refused at once.
         t_gave_up, _ = client.wait_timed(r"^event gave_up attempt=%d " % MAX_ATTEMPTS, 20, "gave_up after the final kill")
         client.wait_for(r"^gave-up-ok", 5, "closed after gave_up")

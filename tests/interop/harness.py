@@ -607,6 +607,14 @@ class Env:
         print("PASS %s" % name if ok else "logs in %s" % self.dir)
         return 0 if ok else 1
 
+    def kill(self, proc):
+        """SIGKILL `proc` (a child started by this Env) by PID, reap it, close its log and take
+        it off the list close() stops: its death is the test's doing, not a failure."""
+        proc.popen.kill()
+        proc.popen.wait(5)
+        proc.log.close()
+        self.procs.remove(proc)
+
     def start_watchdog(self, seconds):
         """Bounds the whole run: after `seconds`, prints a FAIL line, stops every child by PID and
         exits 2 from the timer's thread (the main thread may be blocked inside a step)."""

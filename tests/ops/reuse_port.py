@@ -159,10 +159,7 @@ def main():
         # 5. Kill A: its clients fail over to the same port, and reach B.
         a = routers["A"]
         t_kill = time.monotonic()
-        a.popen.kill()
-        a.popen.wait(5)
-        a.log.close()
-        env.procs.remove(a)
+        env.kill(a)
         routers["A"] = None
         failed = []
         for c in clients:
