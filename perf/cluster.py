@@ -1000,9 +1000,40 @@ class Run:
                                             if x["p99_worst_second_ms"] is not None), default=None),
                 "routers": routers}
 
+    def gauge_sample(self, t0):
+        """One point of the failover timeline: seconds since t0 and each router's sessions and
+        subscribers (/metrics; None for a router that did not answer)."""
+        ms = self.scrape_routers()
+        return {"t": round(time.monotonic() - t0, 3),
+                "sessions": {"router-%d" % i: int(m.get("moraine_sessions", 0)) if m else None for i, m in ms.items()},
+                "subscribers": {"router-%d" % i: int(m.get("moraine_subscribers", 0)) if m else None
+                                for i, m in ms.items()}}
+
+    def subscriber_timeline(self, t_from, t0):
+        """The subscribers' status lines since t_from, summed per second of arrival (seconds since
+        t0, rounded down): ticks received, sessions up, reconnecting, restored so far."""
+        per = {}
+        for s in self.subscribers:
+            with s.lock:
+                lines = [(t, st) for t, st in s.statuses if t >= t_from]
+            for t, st in lines:
+                k = math.floor(t - t0)
+                acc = per.setdefault(k, {"t": k, "ticks": 0, "up": 0, "reconnecting": 0, "restored": 0})
+                acc["ticks"] += st["ticks"]
+                acc["up"] += st["up"]
+                acc["reconnecting"] += st["reconnecting"] or 0
+                acc["restored"] += st["restored"] or 0
+        return [per[k] for k in sorted(per)]
+
     def failover(self, total):
         a = self.a
         victim = self.routers[0]
+        # The timeline starts 2 s before the kill: the steady state it is compared with.
+        t_before = time.monotonic()
+        gauges = []
+        while time.monotonic() - t_before < 2.0:
+            gauges.append(self.gauge_sample(t_before))
+            time.sleep(0.2)
         m = self.router_metrics(1)
         held = int(m.get("moraine_sessions", 0)) if m else None
         base = [s.last()[1] for s in self.subscribers]
@@ -1011,6 +1042,8 @@ class Run:
         log("failover: kill -9 router 1 (pid %d), holding %d sessions" % (victim.pid, held))
         victim.killed = True
         t_kill = time.monotonic()
+        for g in gauges:  # times relative to the kill
+            g["t"] = round(g["t"] - (t_kill - t_before), 3)
         os.kill(victim.pid, signal.SIGKILL)
         victim.popen.wait(10)
         fo = {"router": 1, "pid": victim.pid, "sessions_on_killed_router": held}
@@ -1024,13 +1057,13 @@ class Run:
                 servers = self.haproxy_per_server()
                 if servers.get("r1", ("UP",))[0] != "UP":
                     t_lb_down = now
-            if t_routers is None or t_subscribed is None:
-                ms = self.scrape_routers()
-                if all(ms.values()):
-                    if t_routers is None and sum(m.get("moraine_sessions", 0) for m in ms.values()) >= total:
-                        t_routers = now
-                    if t_subscribed is None and sum(m.get("moraine_subscribers", 0) for m in ms.values()) >= total:
-                        t_subscribed = now
+            g = self.gauge_sample(t_kill)  # every 0.2 s: the timeline, and when the survivors hold all
+            gauges.append(g)
+            if None not in g["sessions"].values():
+                if t_routers is None and sum(g["sessions"].values()) >= total:
+                    t_routers = now
+                if t_subscribed is None and sum(g["subscribers"].values()) >= total:
+                    t_subscribed = now
             lines = [s.since(t_kill) for s in self.subscribers]
             reconnecting = [ls[-1]["reconnecting"] or 0 for ls in lines if ls]
             max_reconnecting = max(max_reconnecting, sum(reconnecting))
@@ -1067,7 +1100,9 @@ class Run:
         log("failover: %d s more of ticks" % a.tail)
         while time.monotonic() - t_tail < a.tail:
             self.check_alive()
+            gauges.append(self.gauge_sample(t_kill))
             time.sleep(0.2)
+        fo["timeline"] = {"routers": gauges, "subscribers": self.subscriber_timeline(t_before, t_kill)}
         tail_lines = [s.since(t_tail) for s in self.subscribers]
         fo["tail_ticks_per_s"] = [ls[-1]["ticks"] if ls else None for ls in tail_lines]
         fo["tail_full_seconds"] = all(ls and any(st["ticks"] >= s.sessions * min(1.0, self.a.rate) for st in ls)
