@@ -1,5 +1,6 @@
 #include <moraine/app/app_config.hpp>
 
+#include <moraine/icestorm_bridge/published_aliases.hpp>
 #include <moraine/net/config_error.hpp>
 #include <moraine/net/runtime_config_reader.hpp>
 
@@ -80,6 +81,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     c.runtime = net::read_runtime_config(root, path.parent_path());
     c.topics = icestorm_bridge::read_topics_config(root, path.parent_path());
     c.runtime.memory_budget_bytes = c.topics.memory_budget_bytes;  // the runtime enforces it
+    c.runtime.endpoint_aliases = icestorm_bridge::published_aliases(c.topics);  // the runtime connects
     root.finish();
     require_served_endpoints(c, nullptr);
     warn_indirect_without_locator(c);
@@ -110,6 +112,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     c.runtime = net::read_runtime_config(p, c.warnings);
     c.topics = icestorm_bridge::read_topics_config(p, c.warnings);
     c.runtime.memory_budget_bytes = c.topics.memory_budget_bytes;  // the runtime enforces it
+    c.runtime.endpoint_aliases = icestorm_bridge::published_aliases(c.topics);  // the runtime connects
     c.admin = net::read_admin_config(p);
     for (const auto& [key, value] : p.all()) c.properties.emplace(key, value.value);
     require_served_endpoints(c, &p);

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <random>
 
 namespace moraine::net {
@@ -21,13 +22,34 @@ bool usable(const protocol::endpoint& e, bool tls, bool secure_only) {
     return ((e.is_tcp() || e.is_ws()) && !secure_only) || (tls && e.secure());
 }
 
+bool same_host(const std::string& a, const std::string& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+}
+
+/// `e`, or where this process serves it under another address (runtime_config::endpoint_aliases):
+/// the bound host and port, the proxy's other settings (timeout, compression) kept.
+protocol::endpoint aliased(protocol::endpoint e, const std::vector<endpoint_alias>& aliases) {
+    for (const auto& a : aliases) {
+        if (a.published.type == e.type && a.published.port == e.port && same_host(a.published.host, e.host)) {
+            e.host = a.bound.host;
+            e.port = a.bound.port;
+            break;
+        }
+    }
+    return e;
+}
+
 /// The endpoints one connection to `p` tries in turn: the usable ones of the first usable one's
 /// transport (a connection has one transport), in the proxy's order or shuffled, as Ice's
 /// Ordered and Random endpoint selection do. Empty if none is usable.
-std::vector<protocol::endpoint> candidates(const protocol::proxy& p, bool tls, bool secure_only, bool ordered) {
+std::vector<protocol::endpoint> candidates(const protocol::proxy& p, const runtime_config& cfg, bool tls,
+                                           bool secure_only) {
     std::vector<protocol::endpoint> out;
     for (const auto& e : p.endpoints)
-        if (usable(e, tls, secure_only) && (out.empty() || e.type == out.front().type)) out.push_back(e);
+        if (usable(e, tls, secure_only) && (out.empty() || e.type == out.front().type))
+            out.push_back(aliased(e, cfg.endpoint_aliases));
+    const bool ordered = cfg.endpoints_ordered;
     if (!ordered && out.size() > 1) {
         static thread_local std::minstd_rand random(std::random_device{}());
         std::shuffle(out.begin(), out.end(), random);
@@ -51,7 +73,7 @@ std::string no_endpoint_text(const protocol::proxy& p) {
 }
 
 std::shared_ptr<backend_connection> backend_pool::get(const protocol::proxy& p, std::string& failure, bool secure_only) {
-    auto eps = candidates(p, home_.tls() != nullptr, secure_only, home_.cfg().endpoints_ordered);
+    auto eps = candidates(p, home_.cfg(), home_.tls() != nullptr, secure_only);
     if (eps.empty()) {
         failure = no_endpoint_text(p);
         return nullptr;

@@ -1,6 +1,6 @@
 // backend_pool: a shard's back-end connections by endpoint, and the router-originated calls
 // made through it. Checked: one shared connection per endpoint, NoEndpointException for a proxy
-// with no usable endpoint, secure-only selection, remove/close_all, in_flight, invoke() against
+// with no usable endpoint, secure-only selection, endpoint aliases, remove/close_all, in_flight, invoke() against
 // a loopback back end, and results_of / proxy_result on replies.
 #include "loop_harness.hpp"
 
@@ -116,4 +116,26 @@ TEST(backend_pool, proxy_result_reads_an_object_proxy_from_an_ok_reply_only) {
     const auto garbage = test::ok_reply(5, test::encaps([](protocol::output_stream& os) { os.write_byte(1); }));
     const auto gr = test::reply_of(garbage);
     EXPECT_FALSE(net::proxy_result(&gr));
+}
+
+TEST(backend_pool, an_aliased_endpoint_connects_to_where_this_process_binds_it) {
+    auto shards = test::owned_shards(1, [](net::runtime_config& c) {
+        c.endpoint_aliases.push_back({*protocol::endpoint_from_string("tcp -h LocalHost -p 10000"),
+                                      *protocol::endpoint_from_string("tcp -h 127.0.0.1 -p 10003")});
+    });
+    auto& pool = shards->at(0).backends();
+    std::string failure;
+    auto published = pool.get(proxy("IceStorm/TopicManager:tcp -h localhost -p 10000 -t 5000"), failure);
+    auto bound = pool.get(proxy("IceStorm/TopicManager:tcp -h 127.0.0.1 -p 10003"), failure);
+    auto other_port = pool.get(proxy("IceStorm/TopicManager:tcp -h localhost -p 10001"), failure);
+    auto other_transport = pool.get(proxy("IceStorm/TopicManager:ws -h localhost -p 10000"), failure);
+    ASSERT_TRUE(published && bound && other_port && other_transport) << failure;
+    EXPECT_EQ(published, bound) << "the published address (host compared without case) reaches the bound one";
+    EXPECT_EQ(published->key().find("10000"), std::string::npos) << published->key();
+    EXPECT_NE(published->key().find("127.0.0.1:10003"), std::string::npos) << published->key();
+    EXPECT_NE(other_port, published) << "another port is not aliased";
+    EXPECT_NE(other_transport, published) << "another transport is not aliased";
+    EXPECT_EQ(pool.size(), 3u);
+    pool.close_all();
+    test::finish(*shards);
 }

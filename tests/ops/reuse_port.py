@@ -18,6 +18,15 @@ All on loopback, with tests/interop/harness.py (the Python Demo back end, real I
      proxy (same port), which must all land on B, and call again;
   6. A is started again with the key on P and --sessions more clients spread over both again.
 
+Each router also serves the topic service on TopicManager and Publish ports of its own, but
+both publish one shared address that neither binds (IceStorm.TopicManager.PublishedEndpoints,
+IceStorm.Publish.PublishedEndpoints: 127.0.0.1 and a port nobody listens on). In step 4 every
+client, through its session, creates a topic of its own at `IceStorm/TopicManager` on that
+shared address, subscribes a servant of its session, publishes a tick through the topic's
+publisher proxy (also on the shared address) and receives it: the router it landed on must
+have served all of it from its own topic service (the topic is found at that router's bound
+TopicManager port, and not at the other's).
+
 Prints PASS with the counts and times, or FAIL with the reason (logs kept), and exits 0 or 1.
 Every process is stopped by PID; each wait is bounded.
 """
@@ -31,8 +40,31 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
 import harness as H  # noqa: E402
 import Glacier2  # noqa: E402  (after harness: see harness._import_glacier2)
 import Ice  # noqa: E402
+import IceStorm  # noqa: E402
 
 Demo = H.Demo
+
+
+def topic_props(ports, shared):
+    """The topic service on this router's own ports, published on the shared address."""
+    return {
+        "IceStorm.InstanceName": "IceStorm",
+        "IceStorm.TopicManager.Endpoints": H.endpoint(ports["tm"]),
+        "IceStorm.TopicManager.PublishedEndpoints": H.endpoint(shared["tm"]),
+        "IceStorm.Publish.Endpoints": H.endpoint(ports["pub"]),
+        "IceStorm.Publish.PublishedEndpoints": H.endpoint(shared["pub"]),
+        "IceStorm.Transient": "1",
+    }
+
+
+class ClockI(Demo.Clock):
+    """A session's subscriber: the ticks it got."""
+
+    def __init__(self):
+        self.got = []
+
+    def tick(self, t, current):
+        self.got.append(t)
 
 
 def router_props(env, client_port, server_port, reuse):
@@ -69,6 +101,21 @@ class Client:
         self.router.createSession("alice", H.CRYPT_USERS["alice"])
         self.category = self.router.getCategoryForClient()
         self.hello.sayHello("x")
+
+    def use_topics(self, proxy):
+        """Through the session: a topic of its own on the shared TopicManager address, a
+        subscriber servant, one tick through the topic's publisher, received within 3 s."""
+        tm = IceStorm.TopicManagerPrx.uncheckedCast(self.ic.stringToProxy("IceStorm/TopicManager:" + proxy))
+        self.topic_name = "t-" + self.category
+        topic = tm.create(self.topic_name)
+        adapter = self.ic.createObjectAdapterWithRouter("", self.router)
+        adapter.activate()
+        clock = ClockI()
+        sub = adapter.add(clock, Ice.Identity("clock", self.category))
+        topic.subscribeAndGetPublisher({}, sub.ice_oneway())
+        Demo.ClockPrx.uncheckedCast(topic.getPublisher().ice_oneway()).tick(self.topic_name)
+        H.check(H.wait_until(lambda: clock.got == [self.topic_name], 3.0),
+                "a session's subscriber got %s from its own topic, expected [%r]" % (clock.got, self.topic_name))
 
     def where(self, routers):
         """The name of the router whose log traced this client's session, or None."""
@@ -113,15 +160,21 @@ def main():
         hello = env.hello_proxy()
         port = H.free_port()
         servers = {"A": H.free_port(), "B": H.free_port(), "X": H.free_port()}
+        topic_ports = {r: {"tm": H.free_port(), "pub": H.free_port()} for r in ("A", "B")}
+        shared = {"tm": H.free_port(), "pub": H.free_port()}  # published by both, bound by neither
         cfgs = {}
         for r, reuse in (("A", True), ("B", True), ("X", False)):
             cfgs[r] = os.path.join(env.dir, "router-%s.cfg" % r)
-            H.write_properties(cfgs[r], router_props(env, port, servers[r], reuse))
+            props = router_props(env, port, servers[r], reuse)
+            if r in topic_ports:
+                props.update(topic_props(topic_ports[r], shared))
+            H.write_properties(cfgs[r], props)
 
         def start(r, n):
             cmd = [env.moraine_bin, "--threads", "2", "--ice-config", cfgs[r]]
             return env.start_ready("router-%s%d" % (r, n), cmd,
-                                   [(port, "Glacier2.Client.Endpoints"), (servers[r], "Glacier2.Server.Endpoints")])
+                                   [(port, "Glacier2.Client.Endpoints"), (servers[r], "Glacier2.Server.Endpoints"),
+                                    (topic_ports[r]["tm"], "IceStorm.TopicManager.Endpoints")])
 
         routers = {"A": start("A", 1), "B": None}
 
@@ -155,6 +208,22 @@ def main():
         on_b = [c for c in clients if where[c] == "B"]
         H.check(on_a and on_b, "sessions not spread: %d on A, %d on B" % (len(on_a), len(on_b)))
         report = ["%d sessions on one port: %d on A, %d on B" % (len(clients), len(on_a), len(on_b))]
+
+        # 4b. Topics through the shared published address: each session's own router serves them.
+        for c in clients:
+            c.use_topics(H.endpoint(shared["tm"]))
+        with env.communicator() as ic:
+            own = {r: IceStorm.TopicManagerPrx.uncheckedCast(
+                ic.stringToProxy("IceStorm/TopicManager:" + H.endpoint(topic_ports[r]["tm"]))) for r in ("A", "B")}
+            names = {r: set(own[r].retrieveAll().keys()) for r in ("A", "B")}
+        for c in clients:
+            other = "B" if where[c] == "A" else "A"
+            H.check(c.topic_name in names[where[c]] and c.topic_name not in names[other],
+                    "topic %s of a session on %s: on A %s, on B %s" % (c.topic_name, where[c],
+                    c.topic_name in names["A"], c.topic_name in names["B"]))
+        report.append("every session created, subscribed to and published on its topic at the shared TopicManager"
+                      " address 127.0.0.1:%d; each topic is in its own router's topic service (%d on A, %d on B)"
+                      % (shared["tm"], len(names["A"]), len(names["B"])))
 
         # 5. Kill A: its clients fail over to the same port, and reach B.
         a = routers["A"]

@@ -20,7 +20,8 @@ public:
 
     /** The connection for proxy `p`: its first tcp endpoint, or ssl with TLS configured
         (connected lazily, shared by every session of the shard); with `secure_only` (Glacier2's
-        `_fwd=s`), its first ssl endpoint. @return nullptr with `failure` set (Ice's
+        `_fwd=s`), its first ssl endpoint. An endpoint this process serves under another
+        address (runtime_config::endpoint_aliases) connects to its bound address. @return nullptr with `failure` set (Ice's
         NoEndpointException text) if `p` has no usable endpoint. */
     std::shared_ptr<backend_connection> get(const protocol::proxy& p, std::string& failure, bool secure_only = false);
 

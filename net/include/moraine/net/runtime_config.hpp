@@ -6,8 +6,19 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace moraine::net {
+
+/// An address this process serves under another name: a back-end connection for a proxy naming
+/// `published` connects to `bound` instead. The embedded topic service's published TopicManager
+/// endpoints are the one use (app_config fills them in): a client's `IceStorm/TopicManager`
+/// proxy reaches this router's own topic service, even where several routers share one host and
+/// the published address (e.g. 127.0.0.1:10000) is bound by none of them (docs/deployment.md).
+struct endpoint_alias {
+    protocol::endpoint published;  ///< as in proxies: type, host (compared as written) and port
+    protocol::endpoint bound;      ///< where this process listens for it
+};
 
 /// The /metrics HTTP endpoint (Moraine.Metrics.Listen / metrics.listen): off unless configured.
 struct metrics_config {
@@ -36,6 +47,8 @@ struct runtime_config {
     /// Seconds a resolution is reused (Ice.Default.LocatorCacheTimeout; YAML locator.cache_timeout_s):
     /// -1 forever, 0 never.
     int locator_cache_timeout_s = -1;
+    /// Endpoints this process serves under another address (endpoint_alias); empty by default.
+    std::vector<endpoint_alias> endpoint_aliases;
     tls_config tls;                                  ///< ssl endpoints, incoming and outgoing (IceSSL.* / tls:)
     metrics_config metrics;                          ///< the Prometheus endpoint
     /// Bytes the shards may hold in outbound queues and cross-shard event posts before the
