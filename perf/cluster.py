@@ -5,7 +5,7 @@ multi-endpoint router proxy, with a real IceStorm (icebox) as the event backbone
 and optionally the failover of one router. Run as root.
 
   /usr/bin/python3 perf/cluster.py [--routers 2] [--sessions 2000] [--duration 30] [--threads 1]
-        [--front haproxy|none] [--auth crypt|allow_all] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
+        [--front haproxy|none|reuseport] [--auth crypt|allow_all] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
         [--time-bound S] [--cleanup-stale]
 
@@ -29,6 +29,13 @@ mrn<pid>-<role>, so concurrent runs never collide:
 endpoint per router (`tcp -h 198.18.1.1 -p 4063:tcp -h 198.18.1.2 -p 4063:...`), picks one at
 random per session as Ice does (Ice.Default.EndpointSelection=Random), and on a failed connect or
 a reconnect tries the others: nothing but the routers between the clients and the backbone.
+
+--front reuseport: no HAProxy either, and the routers share one "host": every router runs in one
+namespace mrn<pid>-r (198.18.1.1) and binds the same client port 4063 with client.reuse_port, so
+the kernel spreads the connections (SO_REUSEPORT) and the subscribers' router proxy has that one
+endpoint. Router i's other ports are its own (base + 100 i: server 4064, TopicManager 10000,
+Publish 10001, metrics 9464); each topic service publishes 127.0.0.1:10000, which none binds,
+and each router reaches its own there (docs/deployment.md, "several routers on one host").
 
 Each client's TopicManager (IceStorm/TopicManager:tcp -h 127.0.0.1 -p 10000), routed through
 whichever router HAProxy gave it, is that router's own topic service: the backbone forwards
@@ -542,10 +549,23 @@ class Run:
         self.add_node("bb", BACKBONE_IP)
         if self.a.front == "haproxy":
             self.add_node("lb", LB_IP, wide_ports=True)
-        for i in range(1, routers + 1):
-            self.add_node("r%d" % i, "198.18.1.%d" % i)
+        for role in sorted({self.router_role(i) for i in range(1, routers + 1)}):
+            self.add_node(role, self.router_ip(int(role[1:])))
         for j in range(1, clients + 1):
             self.add_node("c%d" % j, "198.18.2.%d" % j, wide_ports=True)
+
+    # -- where router i is: its own host, or (--front reuseport) one host shared by all -------
+
+    def router_role(self, i):
+        return "r1" if self.a.front == "reuseport" else "r%d" % i
+
+    def router_ip(self, i):
+        return "198.18.1.1" if self.a.front == "reuseport" else "198.18.1.%d" % i
+
+    def router_port(self, i, base):
+        """Router i's port for `base`: the same on every host, or its own where they share one
+        (the client port excepted: that one is shared)."""
+        return base + 100 * i if self.a.front == "reuseport" and base != CLIENT_PORT else base
 
     # -- processes --------------------------------------------------------------------------
 
@@ -579,7 +599,8 @@ class Run:
     def router_metrics(self, i, timeout=5.0):
         """Router i's /metrics (sums over shards), read inside its namespace; None if unreachable."""
         try:
-            text = in_netns(self.ns("r%d" % i), http_get, "http://127.0.0.1:%d/metrics" % METRICS_PORT, timeout,
+            text = in_netns(self.ns(self.router_role(i)), http_get,
+                            "http://127.0.0.1:%d/metrics" % self.router_port(i, METRICS_PORT), timeout,
                             timeout=timeout + 2)
             return parse_metrics(text)
         except (OSError, Fail):
@@ -634,13 +655,16 @@ class Run:
         import yaml  # python3-yaml
         with open(os.path.join(REPO, "conf", "moraine.yaml")) as f:
             cfg = yaml.safe_load(f)
-        addr = "198.18.1.%d" % i
+        addr = self.router_ip(i)
+        tm_port, pub_port = self.router_port(i, TM_PORT), self.router_port(i, PUB_PORT)
         cfg["threads"] = self.a.threads
-        cfg["metrics"] = {"listen": "127.0.0.1:%d" % METRICS_PORT}
+        cfg["metrics"] = {"listen": "127.0.0.1:%d" % self.router_port(i, METRICS_PORT)}
         cfg["client"]["endpoints"] = "tcp -h %s -p %d" % (addr, CLIENT_PORT)
+        if self.a.front == "reuseport":
+            cfg["client"]["reuse_port"] = True
         # The router's own address (docs/deployment.md): a back end calling a client back must
         # reach the router holding its session.
-        cfg["server"]["endpoints"] = "tcp -h %s -p %d" % (addr, SERVER_PORT)
+        cfg["server"]["endpoints"] = "tcp -h %s -p %d" % (addr, self.router_port(i, SERVER_PORT))
         if self.a.auth == "crypt":
             cfg["auth"]["mode"] = "crypt_file"
             cfg["auth"]["crypt_passwords"] = self.passwords
@@ -649,21 +673,22 @@ class Run:
         t = cfg["topics"]
         t["enabled"] = True
         t["instance_name"] = INSTANCE
-        t["topic_manager_endpoints"] = "tcp -h 127.0.0.1 -p %d:tcp -h %s -p %d" % (TM_PORT, addr, TM_PORT)
+        t["topic_manager_endpoints"] = "tcp -h 127.0.0.1 -p %d:tcp -h %s -p %d" % (tm_port, addr, tm_port)
+        # What the clients write; with --front reuseport no router binds it, and each reaches its own.
         t["topic_manager_published_endpoints"] = "tcp -h 127.0.0.1 -p %d" % TM_PORT
-        t["publish_endpoints"] = "tcp -h %s -p %d" % (addr, PUB_PORT)
+        t["publish_endpoints"] = "tcp -h %s -p %d" % (addr, pub_port)
         t["upstream"] = {
             "topic_manager": "%s/TopicManager:tcp -h %s -p %d" % (INSTANCE, BACKBONE_IP, TM_PORT),
             "topics": [TOPIC],
             "link_category": "edge%d" % i,  # the identity the backbone links to: one per router
-            "endpoints": "tcp -h %s -p %d" % (addr, TM_PORT),
+            "endpoints": "tcp -h %s -p %d" % (addr, tm_port),
             "cost": 0,
             "check_interval_ms": 1000,
         }
         path = os.path.join(self.tmp, "router-%d.yaml" % i)
         with open(path, "w") as f:
             f.write("# written by perf/cluster.py from conf/moraine.yaml: router %d of %d, namespace %s\n"
-                    % (i, self.a.routers, self.ns("r%d" % i)))
+                    % (i, self.a.routers, self.ns(self.router_role(i))))
             yaml.safe_dump(clean(cfg), f, sort_keys=False, default_flow_style=False)
         return path
 
@@ -671,7 +696,7 @@ class Run:
         self.passwords = os.path.join(self.tmp, "passwords")
         shutil.copy(os.path.join(REPO, "conf", "passwords"), self.passwords)
         for i in range(1, self.a.routers + 1):
-            p = self.start("router-%d" % i, "router", self.ns("r%d" % i),
+            p = self.start("router-%d" % i, "router", self.ns(self.router_role(i)),
                            [self.bins["moraine-router"], "--config", self.router_yaml(i)])
             self.routers.append(p)
         for i, p in enumerate(self.routers, 1):
@@ -683,7 +708,8 @@ class Run:
                         hint = "\nthis moraine-router does not accept topics.upstream: build a newer one (--bin)"
                     raise Fail("router %d exited (status %s) at start:\n%s%s" % (i, p.popen.returncode, text, hint))
                 return (self.router_metrics(i, timeout=1.0) is not None
-                        and in_netns(self.ns("r%d" % i), tcp_open, "198.18.1.%d" % i, CLIENT_PORT))
+                        and all(in_netns(self.ns(self.router_role(i)), tcp_open, self.router_ip(i), port)
+                                for port in (CLIENT_PORT, self.router_port(i, TM_PORT))))
             self.wait_for(ready, 20, "router %d: metrics and client endpoint" % i)
 
     def wait_linked(self):
@@ -760,9 +786,12 @@ class Run:
         return out
 
     def router_proxy_endpoints(self):
-        """The endpoints of the subscribers' router proxy: HAProxy's, or (--front none) every router's."""
+        """The endpoints of the subscribers' router proxy: HAProxy's, the shared one (--front
+        reuseport), or (--front none) every router's."""
         if self.a.front == "haproxy":
             return "tcp -h %s -p %d" % (LB_IP, CLIENT_PORT)
+        if self.a.front == "reuseport":
+            return "tcp -h %s -p %d" % (self.router_ip(1), CLIENT_PORT)
         return ":".join("tcp -h 198.18.1.%d -p %d" % (i, CLIENT_PORT) for i in range(1, self.a.routers + 1))
 
     def start_subscribers(self, total, duration):
@@ -780,7 +809,8 @@ class Run:
         """TcpExt counters (listen queue overflows, SYN retransmissions...) of every node namespace
         but the backbone's, counted since it was made: what would slow set-up and failover."""
         tcp = {}
-        roles = (["lb"] * (self.a.front == "haproxy") + ["r%d" % i for i in range(1, len(self.routers) + 1)]
+        roles = (["lb"] * (self.a.front == "haproxy")
+                 + sorted({self.router_role(i) for i in range(1, len(self.routers) + 1)})
                  + ["c%d" % j for j in range(1, len(self.subscribers) + 1)])
         for role in roles:
             try:
@@ -821,7 +851,7 @@ class Run:
         self.start_subscribers(total, sub_duration)
         log("%d clock-subscriber process(es) started: %s sessions through %s"
             % (len(self.subscribers), " + ".join(str(s.sessions) for s in self.subscribers),
-               "HAProxy" if a.front == "haproxy" else "a %d-endpoint router proxy" % a.routers))
+               front_text(a)))
         # The subscribers notice "all up" at their 1 s status tick; the routers' gauges, read every
         # ~0.5 s meanwhile, say when every session was subscribed with a finer grain.
         seen = {"subscribed": None, "polled": 0.0}
@@ -1000,11 +1030,12 @@ class Run:
                                             if x["p99_worst_second_ms"] is not None), default=None),
                 "routers": routers}
 
-    def gauge_sample(self, t0):
-        """One point of the failover timeline: seconds since t0 and each router's sessions and
-        subscribers (/metrics; None for a router that did not answer)."""
+    def gauge_sample(self):
+        """One point of the failover timeline: when (time.monotonic(), made relative to the kill
+        at the end) and each router's sessions and subscribers (/metrics; None for a router
+        that did not answer)."""
         ms = self.scrape_routers()
-        return {"t": round(time.monotonic() - t0, 3),
+        return {"t": time.monotonic(),
                 "sessions": {"router-%d" % i: int(m.get("moraine_sessions", 0)) if m else None for i, m in ms.items()},
                 "subscribers": {"router-%d" % i: int(m.get("moraine_subscribers", 0)) if m else None
                                 for i, m in ms.items()}}
@@ -1032,18 +1063,15 @@ class Run:
         t_before = time.monotonic()
         gauges = []
         while time.monotonic() - t_before < 2.0:
-            gauges.append(self.gauge_sample(t_before))
+            gauges.append(self.gauge_sample())
             time.sleep(0.2)
-        m = self.router_metrics(1)
-        held = int(m.get("moraine_sessions", 0)) if m else None
+        held = gauges[-1]["sessions"].get("router-1")  # the last sample before the kill
         base = [s.last()[1] for s in self.subscribers]
         if held is None:
             raise Fail("failover: router 1's metrics unreadable just before the kill")
         log("failover: kill -9 router 1 (pid %d), holding %d sessions" % (victim.pid, held))
         victim.killed = True
         t_kill = time.monotonic()
-        for g in gauges:  # times relative to the kill
-            g["t"] = round(g["t"] - (t_kill - t_before), 3)
         os.kill(victim.pid, signal.SIGKILL)
         victim.popen.wait(10)
         fo = {"router": 1, "pid": victim.pid, "sessions_on_killed_router": held}
@@ -1057,7 +1085,7 @@ class Run:
                 servers = self.haproxy_per_server()
                 if servers.get("r1", ("UP",))[0] != "UP":
                     t_lb_down = now
-            g = self.gauge_sample(t_kill)  # every 0.2 s: the timeline, and when the survivors hold all
+            g = self.gauge_sample()  # every 0.2 s: the timeline, and when the survivors hold all
             gauges.append(g)
             if None not in g["sessions"].values():
                 if t_routers is None and sum(g["sessions"].values()) >= total:
@@ -1100,8 +1128,10 @@ class Run:
         log("failover: %d s more of ticks" % a.tail)
         while time.monotonic() - t_tail < a.tail:
             self.check_alive()
-            gauges.append(self.gauge_sample(t_kill))
+            gauges.append(self.gauge_sample())
             time.sleep(0.2)
+        for g in gauges:  # seconds relative to the kill
+            g["t"] = round(g["t"] - t_kill, 3)
         fo["timeline"] = {"routers": gauges, "subscribers": self.subscriber_timeline(t_before, t_kill)}
         tail_lines = [s.since(t_tail) for s in self.subscribers]
         fo["tail_ticks_per_s"] = [ls[-1]["ticks"] if ls else None for ls in tail_lines]
@@ -1180,6 +1210,12 @@ class Run:
 # ---------------------------------------------------------------------------------------------
 # Report
 
+def front_text(a):
+    """What stands between the subscribers and the routers, in words."""
+    return {"haproxy": "HAProxy", "none": "a %d-endpoint router proxy" % a.routers,
+            "reuseport": "one client port shared by the routers, SO_REUSEPORT"}[a.front]
+
+
 def fmt(v, spec="%.1f", none="-"):
     return none if v is None else spec % v
 
@@ -1187,7 +1223,7 @@ def fmt(v, spec="%.1f", none="-"):
 def report(res, a):
     print()
     front = ("HAProxy x%d" % len(res.get("haproxy", {}).get("processes", [])) if a.front == "haproxy"
-             else "no proxy (a %d-endpoint router proxy)" % a.routers)
+             else "no proxy (%s)" % front_text(a))
     print("=== cluster: %d routers (threads %d), %d sessions, %s, icebox backbone linked to each router ==="
           % (a.routers, a.threads, a.sessions, front))
     s = res.get("setup")
@@ -1203,7 +1239,7 @@ def report(res, a):
                  ", ".join("%s %s" % kv for kv in ss["per_router"].items())))
         if a.front == "haproxy":
             print("HAProxy: connections per router %s; per process (the kernel's SO_REUSEPORT spread; maxconn %d) %s"
-                      % (", ".join("%s %s" % kv for kv in sorted(ss["haproxy_per_server"].items())), HAPROXY_MAXCONN,
+                  % (", ".join("%s %s" % kv for kv in sorted(ss["haproxy_per_server"].items())), HAPROXY_MAXCONN,
                      ", ".join(str(n) for n in ss["haproxy_per_process"])))
     w = res.get("window")
     if w:
@@ -1334,9 +1370,10 @@ def main():
     ap.add_argument("--rate", type=float, default=1.0,
                     help="ticks per second the publisher sends, so events/s = sessions x rate (default 1: the clock demo)")
     ap.add_argument("--threads", type=int, default=1, help="threads (shards) per router (default 1)")
-    ap.add_argument("--front", choices=("haproxy", "none"), default="haproxy",
+    ap.add_argument("--front", choices=("haproxy", "none", "reuseport"), default="haproxy",
                     help="haproxy: the subscribers reach the routers through HAProxy (default); none: through a "
-                         "router proxy with every router's endpoint, nothing in between")
+                         "router proxy with every router's endpoint, nothing in between; reuseport: every router "
+                         "on one host and one client port (SO_REUSEPORT)")
     ap.add_argument("--auth", choices=("crypt", "allow_all"), default="crypt",
                     help="crypt: conf/passwords (SHA-512 crypt, about 1.9 ms of CPU per createSession on the "
                          "development machine); allow_all: any user and password, to time set-up and failover "
