@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """cluster_table.py: perf/cluster.py results (--json files) as one Markdown table, one row per
-front (haproxy, none) and router count, median [min-max] over the runs given.
+front (haproxy, none, reuseport) and router count, median [min-max] over the runs given.
 
   /usr/bin/python3 perf/cluster_table.py perf/out/cluster-front/*.json
 

@@ -116,22 +116,26 @@ asio::awaitable<client::call_result> subscribe(client::session_client& s, const 
     co_return co_await s.async_invoke(std::move(c), asio::use_awaitable);
 }
 
-/// After a reconnection: the topic again (a restarted moraine-router has lost its topics, so
-/// it may have to be created), then the servant under the new category.
-asio::awaitable<void> resubscribe(std::shared_ptr<client::session_client> s, const settings& cfg, totals& t) {
-    auto topic = co_await topic_proxy(*s, cfg);
-    if (!topic) {
+/// After a reconnection: the servant under its new category, on the Topic proxy it had (as an
+/// Ice client keeps its topic proxy): one call. The new router names its topics alike (the same
+/// published TopicManager address). Only if that topic does not exist there (a restarted
+/// moraine-router lost its topics: ObjectNotExist) is it retrieved or created, then subscribed.
+asio::awaitable<void> resubscribe(std::shared_ptr<client::session_client> s, protocol::proxy known, const settings& cfg,
+                                  totals& t) {
+    auto r = co_await subscribe(*s, known);
+    if (r.ok()) co_return;
+    if (r.error.code != client::errc::object_not_exist) {
         ++t.resubscribe_failed;
         co_return;
     }
-    auto r = co_await subscribe(*s, *topic);
-    if (!r.ok()) ++t.resubscribe_failed;
+    auto topic = co_await topic_proxy(*s, cfg);
+    if (!topic || !(co_await subscribe(*s, *topic)).ok()) ++t.resubscribe_failed;
 }
 
 /// --reconnect: counts sessions down and restored, and subscribes again once restored.
-void watch_reconnects(const std::shared_ptr<client::session_client>& s, subscriber& sub, const settings& cfg,
-                      totals& t) {
-    s->on_session_event([w = std::weak_ptr(s), &sub, &cfg, &t](const client::session_event& e) {
+void watch_reconnects(const std::shared_ptr<client::session_client>& s, subscriber& sub, const protocol::proxy& topic,
+                      const settings& cfg, totals& t) {
+    s->on_session_event([w = std::weak_ptr(s), &sub, topic, &cfg, &t](const client::session_event& e) {
         using kind = client::session_event_kind;
         if (e.kind == kind::lost) {
             ++t.down;
@@ -142,7 +146,7 @@ void watch_reconnects(const std::shared_ptr<client::session_client>& s, subscrib
         --t.down;
         ++t.restored;
         if (auto s = w.lock())
-            asio::co_spawn(s->get_executor(), resubscribe(s, cfg, t), [&t](std::exception_ptr e) {
+            asio::co_spawn(s->get_executor(), resubscribe(s, topic, cfg, t), [&t](std::exception_ptr e) {
                 if (e) ++t.resubscribe_failed;
             });
     });
@@ -164,7 +168,7 @@ asio::awaitable<void> open_one(std::size_t i, const settings& cfg, const protoco
     s->on_close([&t](const client::error_info& e) {
         if (e) ++t.closed;
     });
-    if (cfg.reconnect) watch_reconnects(s, sub, cfg, t);
+    if (cfg.reconnect) watch_reconnects(s, sub, topic, cfg, t);
     ++t.up;
 }
 
