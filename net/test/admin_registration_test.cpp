@@ -3,87 +3,18 @@
 // LocatorRegistry::setServerProcessProxy (tests/ops/icegrid_deploy.py runs it against a real one).
 #include <moraine/net/admin_registration.hpp>
 
+#include "fake_registry.hpp"
+
 #include <moraine/protocol/input_stream.hpp>
-#include <moraine/protocol/output_stream.hpp>
-#include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/user_exception.hpp>
 
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <optional>
-
 namespace net = moraine::net;
 namespace protocol = moraine::protocol;
+using namespace fake_registry;
 
 namespace {
-
-protocol::proxy direct(std::string category, std::string name, int port) {
-    protocol::proxy p;
-    p.id = {std::move(name), std::move(category)};
-    protocol::endpoint e;
-    e.host = "127.0.0.1";
-    e.port = port;
-    p.endpoints = {e};
-    return p;
-}
-
-/// The results encapsulation of an OK reply returning `p`.
-protocol::byte_buffer proxy_payload(const protocol::proxy& p) {
-    protocol::output_stream os;
-    const auto start = os.start_encapsulation(protocol::encoding_1_1);
-    protocol::write_proxy(os, p);
-    os.end_encapsulation(start);
-    return os.take();
-}
-
-protocol::byte_buffer void_payload() {
-    protocol::output_stream os;
-    os.write_empty_encapsulation(protocol::encoding_1_1);
-    return os.take();
-}
-
-/// Records the calls and answers them when the test says so.
-struct fake_ice {
-    struct call {
-        protocol::proxy target;
-        std::string operation;
-        std::uint8_t mode;
-        protocol::byte_buffer params;
-        net::reply_handler done;
-    };
-    std::deque<call> calls;
-
-    net::invoke_fn fn() {
-        return [this](const protocol::proxy& target, std::string_view op, std::uint8_t mode,
-                      protocol::byte_buffer params, net::reply_handler done) {
-            calls.push_back({target, std::string(op), mode, std::move(params), std::move(done)});
-        };
-    }
-    void answer(protocol::reply_status status, const protocol::byte_buffer& payload) {
-        auto c = std::move(calls.front());
-        calls.pop_front();
-        protocol::reply_view r{1, status, payload};
-        c.done(&r, {});
-    }
-    void fail(std::string_view why) {
-        auto c = std::move(calls.front());
-        calls.pop_front();
-        c.done(nullptr, why);
-    }
-};
-
-struct outcome {
-    std::optional<bool> ok;
-    std::string why;
-    std::function<void(bool, std::string)> handler() {
-        return [this](bool o, std::string w) {
-            EXPECT_FALSE(ok) << "done ran twice";
-            ok = o;
-            why = std::move(w);
-        };
-    }
-};
 
 const protocol::proxy locator = direct("IceGrid", "Locator", 4061);
 const protocol::proxy registry = direct("IceGrid", "LocatorRegistry", 4062);

@@ -3,12 +3,9 @@
 // (Ice.Admin.ServerId + Ice.Default.Locator), as an Ice 3.7 communicator does once its admin
 // object is up: icegridnode waits for it before a server is "active", and stops the server and
 // reads its properties through it (docs/properties.md, "The admin object").
-#include <moraine/net/backend_connection.hpp>
-#include <moraine/protocol/bytes.hpp>
-#include <moraine/protocol/proxy.hpp>
+#include <moraine/net/locator_registry_call.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,9 +13,6 @@ namespace moraine::net {
 
 class shard_set;
 
-/// `["nonmutating"] idempotent LocatorRegistry* Ice::Locator::getRegistry()`: mode 1 on the wire.
-inline constexpr std::string_view get_registry_operation = "getRegistry";
-inline constexpr std::uint8_t get_registry_mode = 1;
 /// `idempotent void Ice::LocatorRegistry::setServerProcessProxy(string id, Process* proxy)
 /// throws ServerNotFoundException`: mode 2.
 inline constexpr std::string_view set_process_proxy_operation = "setServerProcessProxy";
@@ -27,15 +21,11 @@ inline constexpr std::uint8_t set_process_proxy_mode = 2;
 /// The parameters of setServerProcessProxy: a whole encoding-1.1 encapsulation.
 protocol::byte_buffer set_process_proxy_params(std::string_view server_id, const protocol::proxy& process);
 
-/// Sends `operation` (`mode`, `params` a whole encapsulation) to `target`; `done` gets the reply or a failure text.
-using invoke_fn = std::function<void(const protocol::proxy& target, std::string_view operation, std::uint8_t mode,
-                                     protocol::byte_buffer params, reply_handler done)>;
-
 /** Through `call`: Locator::getRegistry on `locator`, then LocatorRegistry::setServerProcessProxy(`server_id`,
     `process`) on the registry it returns. `done` runs once: ok, or the reason it failed
     (locator or registry unreachable, no registry, ServerNotFoundException, another answer). */
 void register_process_proxy(invoke_fn call, const protocol::proxy& locator, std::string server_id,
-                            protocol::proxy process, std::function<void(bool ok, std::string why)> done);
+                            protocol::proxy process, registration_done done);
 
 /** Registers `admin` (the admin object's proxy; its `Process` facet is what is registered) as
     server `server_id`'s Process proxy through `locator`, from shard 0 of `shards` (each call
