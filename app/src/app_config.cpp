@@ -45,6 +45,25 @@ void require_served_endpoints(const app_config& c, const net::property_file* pro
     check(c.topics.publish_endpoints, "topics.publish_endpoints", "IceStorm.Publish.Endpoints", true);
 }
 
+/// Registering the client adapter needs a locator to register with, and a replica group is
+/// joined by an adapter: without them the keys could not be honoured (Ice would not register
+/// at all), so start-up stops naming the key rather than run unreachable through it.
+void require_locator_for_adapter(const app_config& c, const net::property_file* props) {
+    const auto& r = c.router;
+    const char* adapter_key = props ? "Glacier2.Client.AdapterId" : "client.adapter_id";
+    if (!r.client_replica_group_id.empty() && r.client_adapter_id.empty()) {
+        const char* key = props ? "Glacier2.Client.ReplicaGroupId" : "client.replica_group_id";
+        throw net::config_error(props ? props->at(key) : c.source, key,
+                                std::string("a replica group is joined by an adapter: set ") + adapter_key +
+                                    " too (each router its own id)");
+    }
+    if (r.client_adapter_id.empty() || c.runtime.locator) return;
+    throw net::config_error(props ? props->at(adapter_key) : c.source, adapter_key,
+                            std::string("'") + r.client_adapter_id +
+                                "': the client endpoints are registered with a locator, and none is configured "
+                                "(Ice.Default.Locator, YAML locator.proxy)");
+}
+
 /// An indirect verifier or session manager with no locator configured cannot be reached (as in
 /// glacier2router, whose calls then fail with NoEndpointException): said at start.
 void warn_indirect_without_locator(app_config& c) {
@@ -84,6 +103,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     c.runtime.endpoint_aliases = icestorm_bridge::published_aliases(c.topics);  // the runtime connects
     root.finish();
     require_served_endpoints(c, nullptr);
+    require_locator_for_adapter(c, nullptr);
     warn_indirect_without_locator(c);
     return c;
 }
@@ -116,6 +136,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     c.admin = net::read_admin_config(p);
     for (const auto& [key, value] : p.all()) c.properties.emplace(key, value.value);
     require_served_endpoints(c, &p);
+    require_locator_for_adapter(c, &p);
     warn_indirect_without_locator(c);
     return c;
 }

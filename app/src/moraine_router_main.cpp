@@ -4,6 +4,7 @@
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
+#include <moraine/net/adapter_registration.hpp>
 #include <moraine/net/admin_object.hpp>
 #include <moraine/net/admin_registration.hpp>
 #include <moraine/net/metrics_server.hpp>
@@ -16,6 +17,7 @@
 #include <boost/program_options.hpp>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <csignal>
 #include <mutex>
 #include <unistd.h>
@@ -226,6 +228,24 @@ std::unique_ptr<net::admin_object> start_admin(net::shard_set& shards, const app
     return admin;
 }
 
+/** Glacier2.Client.AdapterId: the client endpoints as bound (what getClientProxy names) are
+    registered with the locator registry, in Glacier2.Client.ReplicaGroupId if set, as
+    glacier2router's client object adapter registers them when activated. A failure is logged,
+    not fatal. Null when no adapter id is configured (the loader refused one without a locator). */
+std::unique_ptr<net::locator_adapter> register_client_adapter(net::shard_set& shards, const app::app_config& cfg,
+                                                              const router::session_router& glacier2) {
+    if (cfg.router.client_adapter_id.empty() || !cfg.runtime.locator) return nullptr;
+    auto adapter = std::make_unique<net::locator_adapter>(
+        shards, *cfg.runtime.locator,
+        net::adapter_names{cfg.router.client_adapter_id, cfg.router.client_replica_group_id});
+    adapter->register_endpoints(glacier2.client_endpoints());
+    return adapter;
+}
+
+/// How long an orderly shutdown waits for the registry to withdraw the client adapter: short,
+/// since the registry may be what is gone, and clients skip a dead endpoint anyway.
+constexpr std::chrono::milliseconds withdraw_bound{2000};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +270,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<icestorm_bridge::topic_service> topics;
     std::unique_ptr<net::metrics_server> metrics;
     std::unique_ptr<net::admin_object> admin;
+    std::unique_ptr<net::locator_adapter> client_adapter;
     try {
         shards = std::make_unique<net::shard_set>(std::make_shared<const net::runtime_config>(cfg.runtime));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
@@ -258,6 +279,7 @@ int main(int argc, char** argv) {
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
         if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
         shards->start();
+        client_adapter = register_client_adapter(*shards, cfg, *glacier2);
     } catch (const std::exception& e) {
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
         return 1;
@@ -276,6 +298,8 @@ int main(int argc, char** argv) {
             reload(*cl, *shards, *glacier2);
             continue;
         }
+        // First out of the registry, so that new clients stop being sent here while this drains.
+        if (client_adapter) client_adapter->withdraw(withdraw_bound);
         const auto deadline = std::chrono::milliseconds(cfg.runtime.drain_timeout_ms);
         spdlog::info("signal {}: draining (no new connections; requests in flight get up to {} ms)", sig,
                      deadline.count());

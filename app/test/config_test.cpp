@@ -387,7 +387,7 @@ TEST_F(config_files, ice_noop_glacier2_keys_are_warnings) {
         "Glacier2.Server.ThreadPool.SizeMax=8",
         "Glacier2.Client.ThreadPool.Serialize=1",
         "Glacier2.Client.PublishedEndpoints=tcp -h example.com -p 4063",
-        "Glacier2.Client.AdapterId=router-client",
+        "Glacier2.Server.AdapterId=router-server",
         "Glacier2.Server.ReplicaGroupId=g",
         "Glacier2.Client.ProxyOptions=-t",
         "Glacier2.Client.Locator=IceGrid/Locator:tcp -p 4061",
@@ -416,6 +416,36 @@ TEST_F(config_files, ice_noop_glacier2_keys_are_warnings) {
         config cfg = ice(client + line + "\n");
         EXPECT_TRUE(has_warning(cfg, ": unknown property, ignored")) << line;
     }
+}
+
+// Glacier2.Client.AdapterId / ReplicaGroupId: the client endpoints are registered with the
+// locator under them (docs/deployment.md, "IceGrid"); without a locator start-up stops.
+const std::string ice_locator = "Ice.Default.Locator=IceGrid/Locator:tcp -h 127.0.0.1 -p 4061\n";
+
+TEST_F(config_files, ice_client_adapter_id_and_replica_group) {
+    config cfg = ice(client + ice_locator + "Glacier2.Client.AdapterId=R1\nGlacier2.Client.ReplicaGroupId=RouterGroup\n");
+    EXPECT_EQ(cfg.router.client_adapter_id, "R1");
+    EXPECT_EQ(cfg.router.client_replica_group_id, "RouterGroup");
+    EXPECT_TRUE(cfg.warnings.empty()) << cfg.warnings.front();
+    config alone = ice(client + ice_locator + "Glacier2.Client.AdapterId=R1\n");
+    EXPECT_EQ(alone.router.client_adapter_id, "R1");
+    EXPECT_TRUE(alone.router.client_replica_group_id.empty());
+    config none = ice(client);
+    EXPECT_TRUE(none.router.client_adapter_id.empty());
+    EXPECT_TRUE(none.router.client_replica_group_id.empty());
+}
+
+TEST_F(config_files, ice_client_adapter_id_without_locator_stops_startup) {
+    EXPECT_EQ(ice_error(client + "Glacier2.Client.AdapterId=R1\n"),
+              cfg_file() + ":2: Glacier2.Client.AdapterId: 'R1': the client endpoints are registered with a "
+                           "locator, and none is configured (Ice.Default.Locator, YAML locator.proxy)");
+    // Glacier2.Client.Locator is not what the adapter registers with: still refused.
+    EXPECT_NE(ice_error(client + "Glacier2.Client.Locator=IceGrid/Locator:tcp -p 4061\nGlacier2.Client.AdapterId=R1\n")
+                  .find("none is configured"),
+              std::string::npos);
+    EXPECT_EQ(ice_error(client + ice_locator + "Glacier2.Client.ReplicaGroupId=RouterGroup\n"),
+              cfg_file() + ":3: Glacier2.Client.ReplicaGroupId: a replica group is joined by an adapter: set "
+                           "Glacier2.Client.AdapterId too (each router its own id)");
 }
 
 // Every key of Ice 3.7.8's property table for Glacier2 (142 names; docs/properties.md) is known:
@@ -463,8 +493,15 @@ TEST_F(config_files, ice_every_documented_glacier2_key_is_known) {
             if (key.ends_with(proxy)) return "x:tcp -h 127.0.0.1 -p 1";
         return "1";
     };
+    // The client adapter's id and replica group are honoured, so they need a locator (and the group an id).
+    auto needs = [](const std::string& key) -> std::string {
+        const std::string locator = "Ice.Default.Locator=IceGrid/Locator:tcp -h 127.0.0.1 -p 4061\n";
+        if (key == "Glacier2.Client.AdapterId") return locator;
+        if (key == "Glacier2.Client.ReplicaGroupId") return locator + "Glacier2.Client.AdapterId=R1\n";
+        return "";
+    };
     for (const auto& key : keys) {
-        config cfg = ice(client + key + "=" + value_of(key) + "\n");
+        config cfg = ice(client + needs(key) + key + "=" + value_of(key) + "\n");
         EXPECT_FALSE(has_warning(cfg, "unknown property")) << key << ": " << cfg.warnings.front();
     }
 }
@@ -638,6 +675,19 @@ TEST_F(config_files, yaml_minimal_file_gets_moraine_defaults) {
     EXPECT_TRUE(cfg.warnings.empty());
 }
 
+TEST_F(config_files, yaml_client_adapter_id_and_replica_group) {
+    const std::string locator = "locator:\n  proxy: \"IceGrid/Locator:tcp -h 127.0.0.1 -p 4061\"\n";
+    config cfg = yaml(yaml_client + "  adapter_id: R2\n  replica_group_id: RouterGroup\n" + locator);
+    EXPECT_EQ(cfg.router.client_adapter_id, "R2");
+    EXPECT_EQ(cfg.router.client_replica_group_id, "RouterGroup");
+    EXPECT_EQ(yaml_error(yaml_client + "  adapter_id: R2\n"),
+              yaml_file() + ": client.adapter_id: 'R2': the client endpoints are registered with a locator, and "
+                            "none is configured (Ice.Default.Locator, YAML locator.proxy)");
+    EXPECT_NE(yaml_error(yaml_client + "  replica_group_id: RouterGroup\n" + locator).find(
+                  "client.replica_group_id: a replica group is joined by an adapter: set client.adapter_id too"),
+              std::string::npos);
+}
+
 TEST_F(config_files, yaml_shipped_moraine_yaml) {
     config cfg = load_yaml_config(source_dir / "conf/moraine.yaml");
     EXPECT_EQ(endpoints_string(cfg.router.client_endpoints), "tcp -h 127.0.0.1 -p 4063 -t 60000");
@@ -809,7 +859,8 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
                             "log_level, limits, tls, locator, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
-                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always, reuse_port)");
+                            "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always, reuse_port, "
+                            "adapter_id, replica_group_id)");
     EXPECT_NE(yaml_error(yaml_client + "filters:\n  category_acept: [a]\n").find(":4: filters.category_acept: unknown key"),
               std::string::npos);
 }

@@ -28,6 +28,8 @@ constexpr std::string_view glacier2_keys[] = {
     "Glacier2.RoutingTable.MaxSize",
     "Glacier2.AddConnectionContext",
     "Glacier2.ReturnClientProxy",
+    "Glacier2.Client.AdapterId",
+    "Glacier2.Client.ReplicaGroupId",
     "Glacier2.Filter.Category.Accept",
     "Glacier2.Filter.Category.AcceptUser",
     "Glacier2.Filter.Identity.Accept",
@@ -75,6 +77,8 @@ void read_endpoints(const property_file& p, config& cfg) {
     if (cfg.client_endpoints.empty())
         throw config_error(p.file(), "Glacier2.Client.Endpoints", "required (the endpoints clients connect to)");
     p.read_bool("Moraine.Client.ReusePort", cfg.client_reuse_port);
+    if (const std::string* id = p.find("Glacier2.Client.AdapterId")) cfg.client_adapter_id = *id;
+    if (const std::string* group = p.find("Glacier2.Client.ReplicaGroupId")) cfg.client_replica_group_id = *group;
     cfg.server_endpoints = p.endpoints("Glacier2.Server.Endpoints");
     cfg.server_published_endpoints = p.endpoints("Glacier2.Server.PublishedEndpoints");
 }

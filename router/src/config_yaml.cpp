@@ -26,6 +26,8 @@ void read_client(yaml_section s, config& cfg) {
     s.read_int("heartbeat_interval_ms", 0, INT_MAX, cfg.heartbeat_interval_ms);
     s.read("heartbeat_always", cfg.heartbeat_always);
     s.read("reuse_port", cfg.client_reuse_port);
+    s.read("adapter_id", cfg.client_adapter_id);
+    s.read("replica_group_id", cfg.client_replica_group_id);
     s.finish();
 }
 

@@ -28,9 +28,13 @@ std::optional<std::string> adapter_noop_reason(bool client, std::string_view res
         std::find(thread_pool_keys.begin(), thread_pool_keys.end(), rest.substr(11)) != thread_pool_keys.end())
         return std::string("Moraine runs every connection on its I/O threads, set with --threads or the YAML "
                            "`threads`");
-    if (rest == "AdapterId" || rest == "ReplicaGroupId" || rest == "Locator" ||
-        (rest.starts_with("Locator.") && is_proxy_sub_key(rest.substr(8))))
-        return std::string("Moraine registers no object adapter with a locator");
+    // The client adapter's AdapterId and ReplicaGroupId are read (config_ice.cpp), and registered
+    // with Ice.Default.Locator: the per-adapter locator is not read.
+    if (!client && (rest == "AdapterId" || rest == "ReplicaGroupId"))
+        return std::string("Moraine registers only the client endpoints with a locator (Glacier2.Client.AdapterId)");
+    if (rest == "Locator" || (rest.starts_with("Locator.") && is_proxy_sub_key(rest.substr(8))))
+        return std::string(client ? "Glacier2.Client.AdapterId is registered with Ice.Default.Locator"
+                                  : "Moraine registers no server adapter with a locator");
     if (rest == "Router" || (rest.starts_with("Router.") && is_proxy_sub_key(rest.substr(7))))
         return std::string("the router's own endpoints are not reached through another router");
     if (rest == "ProxyOptions") return std::string("Moraine builds the proxies it hands out itself");

@@ -53,7 +53,8 @@ CONNECTION_EXCEPTIONS = ("Ice::ConnectionLostException", "Ice::ConnectFailedExce
 class Routers:
     """The two routers: their ports, property files and running processes (None when killed)."""
 
-    def __init__(self, env, reuse_port):
+    def __init__(self, env, reuse_port, extra_props=None):
+        """extra_props(i): more properties for router i (router_replica_group.py: its AdapterId)."""
         self.env, self.reuse_port = env, reuse_port
         shared = H.free_port() if reuse_port else None
         self.client_ports = [shared or H.free_port(), shared or H.free_port()]
@@ -72,6 +73,8 @@ class Routers:
             }
             if reuse_port:
                 props["Moraine.Client.ReusePort"] = "1"
+            if extra_props:
+                props.update(extra_props(i))
             cfg = os.path.join(env.dir, "router-failover-%d.cfg" % i)
             H.write_properties(cfg, props)
             if env.flavour == "glacier2":

@@ -21,6 +21,13 @@ ROUTER-PROXY is set as Ice.Default.Router; with several endpoints (`Glacier2/rou
   4. --after more sayHello calls: `call ok t=T` after the first, `calls ok n=N t=T` after all;
      destroySession, `PASS`.
 
+With --locator PROXY, ROUTER-PROXY may be indirect (the well-known `Glacier2/router`, or
+`Glacier2/router@RouterGroup`): it is first resolved through that locator (findObjectById, then
+findAdapterById) into a proxy with every endpoint the registry gives, which is then the router
+proxy, as above (tests/interop/router_replica_group.py). An Ice 3.7 client given the indirect
+proxy itself as Ice.Default.Router routes nothing through the router: its calls go straight to
+the back end, and callbacks find no adapter (observed, see router_replica_group.py).
+
 Any other exception prints `FAIL step: reason` and exits 1. Nothing waits unbounded: Ice's
 invocation and connect timeouts bound each call, --wait bounds step 2 (default 30 s).
 Ice properties on the command line (--Ice.RetryIntervals=-1, --Ice.Trace.Retry=1,
@@ -83,6 +90,22 @@ def open_session(ic, router, hello, user, password, tag, old_adapter=None):
     return adapter, category
 
 
+def resolve_router(init, router, locator):
+    """`router` (indirect) with the endpoints the locator gives for it, as a string."""
+    with Ice.initialize(init) as ic:
+        loc = Ice.LocatorPrx.uncheckedCast(ic.stringToProxy(locator))
+        prx = ic.stringToProxy(router)
+        if not prx.ice_getAdapterId():
+            found = loc.findObjectById(prx.ice_getIdentity())
+            if found is None:
+                raise RuntimeError("the locator knows no object %s" % router)
+            prx = found if found.ice_getEndpoints() else prx.ice_adapterId(found.ice_getAdapterId())
+        if not prx.ice_getEndpoints():
+            adapter = loc.findAdapterById(prx.ice_getAdapterId())
+            prx = prx.ice_endpoints(adapter.ice_getEndpoints()).ice_adapterId("")
+        return ic.proxyToString(prx)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("router")
@@ -99,10 +122,15 @@ def main():
                  "Ice.Override.ConnectTimeout": "3000", "Ice.Override.CloseTimeout": "3000"}.items():
         init.properties.setProperty(k, v)
     rest = init.properties.parseIceCommandLineOptions(sys.argv[1:])  # --Ice.* win over the above
+    ap.add_argument("--locator", help="resolve an indirect ROUTER-PROXY through this locator first")
     args = ap.parse_args(rest)
-    init.properties.setProperty("Ice.Default.Router", args.router)
     step = "start"
     try:
+        if args.locator:
+            step = "resolving the router proxy"
+            args.router = resolve_router(init, args.router, args.locator)
+            say("router %s" % args.router)
+        init.properties.setProperty("Ice.Default.Router", args.router)
         with Ice.initialize(init) as ic:
             step = "first session"
             router = Glacier2.RouterPrx.checkedCast(ic.getDefaultRouter())

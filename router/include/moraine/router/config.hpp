@@ -42,6 +42,14 @@ struct config {
     /// same key) may listen on the client endpoints' ports too, and the kernel spreads new
     /// connections over all of them. Off: another listener there stops start-up.
     bool client_reuse_port = false;
+    /// Glacier2.Client.AdapterId / client.adapter_id: the adapter id under which the client
+    /// endpoints are registered with the locator registry at start (and withdrawn at an orderly
+    /// shutdown); empty = not registered. Needs a locator (net::runtime_config::locator).
+    std::string client_adapter_id;
+    /// Glacier2.Client.ReplicaGroupId / client.replica_group_id: the replica group the adapter
+    /// joins (setReplicatedAdapterDirectProxy), so `Glacier2/router@<group>` reaches every router
+    /// registered in it; empty = none. Needs client_adapter_id.
+    std::string client_replica_group_id;
 
     bool client_forward_context = false;  ///< Glacier2.Client.ForwardContext
     bool server_forward_context = false;  ///< Glacier2.Server.ForwardContext
