@@ -45,12 +45,6 @@ decoded decode(const protocol::byte_buffer& params, int strings) {
     return d;
 }
 
-protocol::byte_buffer user_exception(const char* type) {
-    protocol::byte_buffer ex;
-    protocol::write_user_exception_encaps(ex, protocol::encoding_1_1, type, {}, false);
-    return ex;
-}
-
 }  // namespace
 
 TEST(adapter_registration, the_proxy_is_dummy_at_the_client_endpoints) {
@@ -123,7 +117,7 @@ TEST(adapter_registration, registry_exceptions_are_explained_naming_the_adapter)
         outcome out;
         net::set_adapter_proxy(ice.fn(), locator, replicated, net::adapter_proxy(client_endpoints()), out.handler());
         ice.answer(protocol::reply_status::ok, proxy_payload(registry));
-        ice.answer(protocol::reply_status::user_exception, user_exception(type));
+        ice.answer(protocol::reply_status::user_exception, fake_registry::user_exception_payload(type));
         ASSERT_TRUE(out.ok) << type;
         EXPECT_FALSE(*out.ok) << type;
         EXPECT_NE(out.why.find(text), std::string::npos) << out.why;

@@ -65,9 +65,7 @@ TEST(admin_registration, unknown_server_is_a_failure_naming_it) {
     outcome out;
     net::register_process_proxy(ice.fn(), locator, "router", process, out.handler());
     ice.answer(protocol::reply_status::ok, proxy_payload(registry));
-    protocol::byte_buffer ex;
-    protocol::write_user_exception_encaps(ex, protocol::encoding_1_1, "::Ice::ServerNotFoundException", {}, false);
-    ice.answer(protocol::reply_status::user_exception, ex);
+    ice.answer(protocol::reply_status::user_exception, fake_registry::user_exception_payload("::Ice::ServerNotFoundException"));
     ASSERT_TRUE(out.ok);
     EXPECT_FALSE(*out.ok);
     EXPECT_NE(out.why.find("knows nothing about server `router'"), std::string::npos) << out.why;

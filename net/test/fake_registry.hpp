@@ -6,6 +6,7 @@
 
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>
+#include <moraine/protocol/user_exception.hpp>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +38,13 @@ inline protocol::byte_buffer proxy_payload(const protocol::proxy& p) {
     protocol::write_proxy(os, p);
     os.end_encapsulation(start);
     return os.take();
+}
+
+/// The payload of a user-exception reply: exception `type_id`'s encapsulation, no members.
+inline protocol::byte_buffer user_exception_payload(std::string_view type_id) {
+    protocol::byte_buffer ex;
+    protocol::write_user_exception_encaps(ex, protocol::encoding_1_1, type_id, {}, false);
+    return ex;
 }
 
 inline protocol::byte_buffer void_payload() {
