@@ -6,6 +6,7 @@
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/net/socket_buffers.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -96,6 +97,7 @@ asio::awaitable<void> backend_connection::connect() {
     });
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
+    apply_socket_buffers(socket_, home_.cfg());
     if (secure()) {  // still under deadline_: connect, handshake and validation share it
         const auto why = co_await client_handshake(endpoint_.host);
         if (closed()) co_return;

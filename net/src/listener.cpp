@@ -1,6 +1,7 @@
 #include <moraine/net/listener.hpp>
 
 #include <moraine/net/shard.hpp>
+#include <moraine/net/socket_buffers.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -30,6 +31,7 @@ asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acce
         }
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
+        apply_socket_buffers(socket, sh.cfg());
         // The shard's current contexts: a reload's new certificate serves the next handshake.
         on_accept(sh, transport(std::move(socket), kind, secure ? sh.tls() : nullptr, true));
     }

@@ -175,6 +175,8 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     p.read_int("Ice.Default.LocatorCacheTimeout", -1, INT_MAX, cfg.locator_cache_timeout_s);
     p.read_int("Moraine.Drain.Timeout", 0, INT_MAX, cfg.drain_timeout_ms);
     p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
+    p.read_int("Ice.TCP.SndSize", 1, INT_MAX, cfg.tcp_send_buffer);
+    p.read_int("Ice.TCP.RcvSize", 1, INT_MAX, cfg.tcp_receive_buffer);
     if (const std::string* v = p.find("Moraine.Log.Level")) cfg.log_level = check_log_level(*v, p.at("Moraine.Log.Level"), "Moraine.Log.Level");
     if (const std::string* v = p.find("Moraine.Metrics.Listen"))
         cfg.metrics = parse_metrics_listen(*v, p.at("Moraine.Metrics.Listen"), "Moraine.Metrics.Listen");
@@ -194,6 +196,8 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     s.read_size("connection_queue_max", cfg.connection_queue_max);
     s.read_int("backend_connect_timeout_ms", 1, INT_MAX, cfg.backend_connect_timeout_ms);
     s.read_size("connections_per_address", cfg.connections_per_address);
+    s.read_size("tcp_send_buffer", cfg.tcp_send_buffer);
+    s.read_size("tcp_receive_buffer", cfg.tcp_receive_buffer);
     std::string selection;
     s.read("endpoint_selection", selection);
     if (!selection.empty() && selection != "random" && selection != "ordered")

@@ -39,6 +39,12 @@ struct runtime_config {
     /// A proxy with several endpoints: try them in random order (Ice's default) or as listed
     /// (Ice.Default.EndpointSelection=Ordered; YAML limits.endpoint_selection: ordered).
     bool endpoints_ordered = false;
+    /// SO_SNDBUF / SO_RCVBUF of every TCP socket, accepted or connected (Ice.TCP.SndSize,
+    /// Ice.TCP.RcvSize; YAML limits.tcp_send_buffer, limits.tcp_receive_buffer), bytes; 0 = the
+    /// kernel's default, autotuned. A small send buffer keeps a slow peer's backlog in the
+    /// connection's queue, where the queue limits and the memory budget see it (socket_buffers.hpp).
+    std::size_t tcp_send_buffer = 0;
+    std::size_t tcp_receive_buffer = 0;
     std::size_t connections_per_address = 0;         ///< accepted connections open at once from one IP address; 0 = no limit
     /// The Ice::Locator indirect proxies are resolved through (Ice.Default.Locator; YAML
     /// locator.proxy): a direct proxy, e.g. `IceGrid/Locator:tcp -h registry -p 4061`. Unset:
