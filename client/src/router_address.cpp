@@ -13,9 +13,9 @@ std::optional<router_address> router_address::parse(std::string_view endpoint) {
 
 std::optional<router_address> router_address::from_endpoint(const protocol::endpoint& e) {
     if (e.host.empty() || e.port <= 0 || e.port > 65535) return std::nullopt;
-    if (!e.is_tcp() && !e.is_ssl() && !e.is_ws()) return std::nullopt;
-    router_address a{e.host, static_cast<std::uint16_t>(e.port), e.is_ssl()};
-    a.websocket = e.is_ws();
+    if (!e.stream()) return std::nullopt;  // tcp, ssl, ws, wss
+    router_address a{e.host, static_cast<std::uint16_t>(e.port), e.secure()};
+    a.websocket = e.websocket();
     if (a.websocket && !e.resource.empty()) a.resource = e.resource;
     return a;
 }

@@ -117,12 +117,14 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
     return {};
 }
 
-// A write loop per transport (tcp, TLS, ws), so that a tcp session's coroutine frame holds
-// nothing for the others; what they share is in await_output(), gather() and on_written().
+// A write loop per transport (tcp, TLS, ws and wss), so that a tcp session's coroutine frame
+// holds nothing for the others; what they share is in await_output(), gather() and
+// on_written(). wss is the ws loop over TLS (ws_client_stream::tls), not a loop of its own.
 
-asio::awaitable<bool> session_client::await_output(std::uint32_t gen, const protocol::byte_buffer* control) {
+template <class HasControl>
+asio::awaitable<bool> session_client::await_output(std::uint32_t gen, HasControl has_control) {
     while (!gone(gen)) {
-        if (!out_.empty() || (control && !control->empty())) co_return true;
+        if (!out_.empty() || has_control()) co_return true;
         if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
             close(error_info{});
             co_return false;
@@ -134,7 +136,7 @@ asio::awaitable<bool> session_client::await_output(std::uint32_t gen, const prot
 
 asio::awaitable<void> session_client::write_loop(std::uint32_t gen) {
     std::vector<asio::const_buffer> batch;
-    while (co_await await_output(gen)) {
+    while (co_await await_output(gen, [] { return false; })) {
         const std::size_t n = gather(batch);
         auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
         if (!on_written(gen, ec, n)) co_return;
@@ -142,7 +144,7 @@ asio::awaitable<void> session_client::write_loop(std::uint32_t gen) {
 }
 
 asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
-    while (co_await await_output(gen, &tls->control)) {
+    while (co_await await_output(gen, [&tls = *tls] { return !tls.control.empty(); })) {
         // The batch sealed into one buffer (small messages share records), then one write.
         const std::size_t n = std::min(out_.size(), max_messages_per_write);
         if (!tls->seal(std::span(out_).first(n))) {
@@ -164,12 +166,18 @@ void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
 }
 
 asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
-    while (co_await await_output(gen, &ws->control)) {
-        // Every queued message (up to a batch) masked as its own frame: one write, not one per
-        // message. After the router's close frame only our close answer goes (RFC 6455 §5.5.1).
+    while (co_await await_output(gen, [&ws = *ws] { return ws.has_control(); })) {
+        // Every queued message (up to a batch) masked as its own frame, over wss sealed after:
+        // one write, not one per message. After the router's close frame only our close
+        // answer goes (RFC 6455 §5.5.1).
         const std::size_t n = ws->peer_closed ? 0 : std::min(out_.size(), max_messages_per_write);
-        ws->frame(std::span(out_).first(n));
-        auto [ec, written] = co_await asio::async_write(socket_, asio::buffer(ws->out), nothrow_awaitable);
+        if (!ws->frame(std::span(out_).first(n))) {
+            close(lost("TLS error: " + ws->tls->engine.error()));
+            co_return;
+        }
+        const protocol::byte_view wire = ws->wire();
+        auto [ec, written] =
+            co_await asio::async_write(socket_, asio::buffer(wire.data(), wire.size()), nothrow_awaitable);
         if (gone(gen)) co_return;
         if (ws->peer_closed) {  // our close answer is out (or the router hung up first): done
             close(lost("the router closed the connection"));
@@ -235,13 +243,18 @@ asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> 
         auto early = std::move(tls->early);
         if (!on_bytes(early)) co_return;
     }
-    co_await read_each(gen, [this, gen, &tls = *tls](std::span<std::byte> data) { return on_tls_bytes(tls, gen, data); });
+    co_await read_each(gen, [this, gen, &tls = *tls](std::span<std::byte> data) {
+        return on_tls_bytes(tls, gen, data, nullptr);
+    });
 }
 
-bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data) {
+bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data, ws_client_stream* ws) {
     protocol::byte_buffer reply;  // a key update's answer: rare
+    // The plaintext is Ice messages, or over wss the router's WebSocket frames.
     const auto step = tls.engine.read(data, reply, transport::thread_plain_buffer(),
-                                      [this](std::span<std::byte> plain) { return on_bytes(plain); });
+                                      [this, ws](std::span<std::byte> plain) {
+                                          return ws ? on_ws_bytes(*ws, plain) : on_bytes(plain);
+                                      });
     if (gone(gen)) return false;
     switch (step.status) {
     case transport::tls_status::closed:
@@ -271,8 +284,14 @@ asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_str
         auto early = std::move(ws->early);
         if (!on_ws_bytes(*ws, early)) co_return;
     }
-    // The decoder unmasks nothing (the router's frames are unmasked) and keeps only a partial header.
-    co_await read_each(gen, [this, &ws = *ws](std::span<std::byte> data) { return on_ws_bytes(ws, data); });
+    // The decoder unmasks nothing (the router's frames are unmasked) and keeps only a partial
+    // header. Over wss each read is decrypted first, and the frames come from the plaintext.
+    if (ws->tls)
+        co_await read_each(gen, [this, gen, &ws = *ws](std::span<std::byte> data) {
+            return on_tls_bytes(*ws.tls, gen, data, &ws);
+        });
+    else
+        co_await read_each(gen, [this, &ws = *ws](std::span<std::byte> data) { return on_ws_bytes(ws, data); });
 }
 
 bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data) {

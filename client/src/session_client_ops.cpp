@@ -54,9 +54,10 @@ error_info refusal(const router_endpoints& routers, bool tls_configured) {
     if (routers.empty()) return make_error(errc::bad_endpoint, "no router endpoint given");
     const auto ssl = std::find_if(routers.begin(), routers.end(), [](const router_address& a) { return a.tls; });
     if (ssl == routers.end() || tls_configured) return {};
-    // Never over tcp instead: the caller asked for TLS and would get a plain connection.
+    // Never over tcp (or ws) instead: the caller asked for TLS and would get a plain connection.
     return make_error(errc::tls_not_configured, "the router address " + ssl->host + ":" + std::to_string(ssl->port) +
-                                                    " is ssl but session_options::tls is not set");
+                                                    " is " + (ssl->websocket ? "wss" : "ssl") +
+                                                    " but session_options::tls is not set");
 }
 
 /// Results of Ice::Router::addProxies: the evicted proxies (ObjectProxySeq).
@@ -174,21 +175,18 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
         co_return error_info{ec, ec.message()};
     }
     socket_.set_option(tcp::no_delay(true), ec);
-    if (a.websocket) {  // still within connect_timeout: on expiry the timer closes the socket
-        auto ws = std::make_shared<ws_client_stream>(socket_);
-        const error_info err = co_await ws->handshake(a);
-        if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();
-        if (err) {
-            close(err);
-            co_return err;
-        }
-        start_ws_loops(std::move(ws));
-        co_return error_info{};
-    }
+    // The layers bottom up: TLS (ssl, wss), then the WebSocket upgrade over it or over the
+    // socket (ws, wss). open_coro refused a TLS address without session_options::tls.
     std::shared_ptr<tls_stream> tls;
     if (a.tls) {
         tls = std::make_shared<tls_stream>(socket_, *opts_.tls, a);
         if (auto err = co_await tls_handshake(a, *tls, gen)) co_return err;
+    }
+    if (a.websocket) {
+        auto ws = std::make_shared<ws_client_stream>(socket_, std::move(tls));
+        if (auto err = co_await ws_upgrade(a, *ws, gen)) co_return err;
+        start_ws_loops(std::move(ws));
+        co_return error_info{};
     }
     start_loops(std::move(tls));
     co_return error_info{};
@@ -197,13 +195,19 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
 asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls,
                                                           std::uint32_t gen) {
     // Still within connect_timeout: on expiry the timer closes the socket, which ends the handshake.
-    auto err = co_await tls.handshake(a);
-    if (gone(gen)) co_return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
-    if (err) {
-        close(err);
-        co_return err;
-    }
-    co_return error_info{};
+    co_return settled(co_await tls.handshake(a), gen);
+}
+
+asio::awaitable<error_info> session_client::ws_upgrade(const router_address& a, ws_client_stream& ws,
+                                                       std::uint32_t gen) {
+    // Still within connect_timeout, as the TLS handshake before it (wss): they share the bound.
+    co_return settled(co_await ws.handshake(a), gen);
+}
+
+error_info session_client::settled(error_info err, std::uint32_t gen) {
+    if (gone(gen)) return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
+    if (err) close(err);
+    return err;
 }
 
 asio::awaitable<error_info> session_client::wait_validated(std::uint32_t gen) {

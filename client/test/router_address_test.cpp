@@ -32,7 +32,6 @@ TEST(router_address, ssl_endpoints_select_tls) {
     EXPECT_EQ(a->port, 4063);
     EXPECT_FALSE(router_address::parse("ssl -p 4064"));
     EXPECT_FALSE(router_address::parse("ssl -h 127.0.0.1"));
-    EXPECT_FALSE(router_address::parse("wss -h 127.0.0.1 -p 4064")) << "wss is not supported by the library";
 }
 
 TEST(router_address, ws_endpoints_select_websocket_with_their_resource) {
@@ -47,6 +46,22 @@ TEST(router_address, ws_endpoints_select_websocket_with_their_resource) {
     a = router_address::parse("tcp -h 127.0.0.1 -p 4063");
     ASSERT_TRUE(a);
     EXPECT_FALSE(a->websocket);
+}
+
+TEST(router_address, wss_endpoints_select_websocket_over_tls) {
+    auto a = router_address::parse("wss -h 127.0.0.1 -p 4066 -r /ice");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->host, "127.0.0.1");
+    EXPECT_EQ(a->port, 4066);
+    EXPECT_TRUE(a->tls);
+    EXPECT_TRUE(a->websocket);
+    EXPECT_EQ(a->resource, "/ice");
+    a = router_address::parse("wss -h router.example -p 4066 -t 60000");
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->tls && a->websocket);
+    EXPECT_EQ(a->resource, "/");
+    EXPECT_FALSE(router_address::parse("wss -p 4066"));
+    EXPECT_FALSE(router_address::parse("wss -h 127.0.0.1"));
 }
 
 TEST(router_address, rejects_what_it_cannot_connect_to) {

@@ -1,7 +1,7 @@
 // clock-subscriber: opens N sessions through a Glacier2-compatible router with the Moraine client
 // library; each subscribes its own Demo::Clock servant to an IceStorm topic and measures the
 // latency and loss of the ticks it receives. One thread, many sessions. Over TLS with
-// `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]`.
+// `--router "ssl -h H -p P" --tls-ca FILE [--tls-cert FILE --tls-key FILE] [--secure]` (or wss).
 // `--reconnect`: sessions whose router connection is lost reconnect (session_options::reconnect)
 // and subscribe their servant again, under the new session's category.
 // Several routers: `--router "tcp -h A -p 4063:tcp -h B -p 4063"`: each session tries the
@@ -36,7 +36,7 @@ struct settings {
     std::size_t sessions = 1;
     std::size_t concurrency = 256;  // sessions being opened at once
     double duration = 60;           // seconds after all sessions are up
-    client::session_options session;  // .tls set for an ssl --router
+    client::session_options session;  // .tls set for an ssl or wss --router
     bool secure = false;              // createSessionFromSecureConnection instead of user/password
     bool reconnect = false;           // cfg.session.reconnect is set: report reconnections
 };
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
     po::options_description opts("clock-subscriber options");
     opts.add_options()("help,h", "print this help")(
         "router", po::value<std::string>()->default_value("tcp -h 127.0.0.1 -p 4063"),
-        "router client endpoint (tcp, ssl or ws), or a ':'-separated list of several routers' "
+        "router client endpoint (tcp, ssl, ws or wss), or a ':'-separated list of several routers' "
         "(\"tcp -h A -p 4063:tcp -h B -p 4063\"): each session tries them in a random order, so the "
         "sessions spread over the routers and, with --reconnect, come back through the survivors")(
         "user", po::value<std::string>()->default_value("demo"), "session user id")(
@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
         "sessions", po::value<std::size_t>()->default_value(1), "number of sessions (subscribers)")(
         "concurrency", po::value<std::size_t>()->default_value(256), "sessions being opened at once")(
         "duration", po::value<double>()->default_value(60), "seconds to run once all sessions are up")(
-        "tls-ca", po::value<std::string>(), "PEM CA file the router's certificate must chain to (ssl --router)")(
+        "tls-ca", po::value<std::string>(), "PEM CA file the router's certificate must chain to (ssl or wss --router)")(
         "tls-cert", po::value<std::string>(), "PEM client certificate (chain) for the router")(
         "tls-key", po::value<std::string>(), "PEM key of --tls-cert (default: in --tls-cert)")(
         "tls-key-password", po::value<std::string>(), "password of an encrypted --tls-key")(
@@ -292,7 +292,8 @@ int main(int argc, char** argv) {
         }
         auto routers = client::parse_router_endpoints(vm["router"].as<std::string>());
         if (!routers)
-            throw std::runtime_error("bad --router endpoint (tcp, ssl or ws -h HOST -p PORT, ':'-separated for several)");
+            throw std::runtime_error(
+                "bad --router endpoint (tcp, ssl, ws or wss -h HOST -p PORT, ':'-separated for several)");
         cfg = settings{*routers,
                        vm["user"].as<std::string>(),
                        vm["password"].as<std::string>(),
@@ -308,8 +309,8 @@ int main(int argc, char** argv) {
         auto opt = [&](const char* name) { return vm.count(name) ? vm[name].as<std::string>() : std::string(); };
         const bool any_ssl = std::any_of(routers->begin(), routers->end(), [](const auto& a) { return a.tls; });
         if (any_ssl && !vm.count("tls-ca"))
-            throw std::runtime_error("--router has an ssl endpoint: --tls-ca FILE is required");
-        if (vm.count("tls-ca")) {  // used for ssl routers only; a tcp --router ignores it
+            throw std::runtime_error("--router has an ssl or wss endpoint: --tls-ca FILE is required");
+        if (vm.count("tls-ca")) {  // used for ssl and wss routers only; a tcp or ws --router ignores it
             client::error_info err;
             cfg.session.tls = client::tls_context::create({.ca_file = opt("tls-ca"),
                                                            .cert_file = opt("tls-cert"),

@@ -14,7 +14,7 @@
 // --open-only: no back end (no --hello): opens --sessions sessions at once on one thread, then
 // destroys them, and the same once with std::future from another thread. With --expect-error,
 // opens one session that must fail with a message containing TEXT.
-// TLS: a `--router "ssl -h H -p P"` endpoint needs --tls-ca (else the library refuses it:
+// TLS: a `--router "ssl -h H -p P"` (or `wss`) endpoint needs --tls-ca (else the library refuses it:
 // errc::tls_not_configured); --tls-cert/--tls-key: the client certificate; --tls-server-name:
 // also check the router certificate's name. --secure: createSessionFromSecureConnection
 // (authenticated by the client certificate) instead of createSession(user, password); the
@@ -499,7 +499,7 @@ int main(int argc, char** argv) {
         if (!hello) fail("args", "bad proxy " + f.opt.hello);
         f.hello = *hello;
     }
-    if (f.opt.tls_given) {  // else an ssl --router is refused by the library (errc::tls_not_configured)
+    if (f.opt.tls_given) {  // else an ssl or wss --router is refused by the library (errc::tls_not_configured)
         client::error_info err;
         f.session_opts.tls = client::tls_context::create(f.opt.tls, err);
         if (!f.session_opts.tls) fail("tls", err.message());

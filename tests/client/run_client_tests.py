@@ -13,11 +13,15 @@ endpoints; `expiry`: SessionTimeout=2, no server endpoints), then runs:
              std::future completions from another thread
   keepalive  client_smoke --idle 5 on `expiry`: heartbeats keep an idle session; without them
              the router drops it
+  smoke-wss  the smoke again over a `wss` client endpoint (IceSSL, fresh test certificates from
+             tests/interop/tls_certs.py; server endpoint tcp): TLS, then the WebSocket upgrade
+             and every message in a binary frame inside TLS; 50 concurrent sessions
   measure    (--measure N) N idle sessions at once: RSS per session
 Prints PASS/FAIL per run and exits 1 if any failed (logs kept then).
 """
 import argparse
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -25,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
 import harness as H  # noqa: E402
+import tls_certs  # noqa: E402  (the project's one test PKI)
 
 
 def run_smoke(name, cmd, timeout):
@@ -41,6 +46,22 @@ def run_smoke(name, cmd, timeout):
     if not ok:
         print("    (exit status %s)" % rc)
     return ok
+
+
+def run_smoke_wss(env, base):
+    """The smoke through a router whose client endpoint is wss (VerifyPeer=0: no client certificate)."""
+    try:
+        certs = tls_certs.make(os.path.join(env.dir, "tls"))
+    except (RuntimeError, OSError) as e:
+        raise H.Failure("test certificates: %s" % e)
+    props = {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "30",
+             "Ice.Plugin.IceSSL": "IceSSL:createIceSSL", "IceSSL.DefaultDir": certs, "IceSSL.CAs": "ca.pem",
+             "IceSSL.CertFile": "server.pem", "IceSSL.KeyFile": "server_key.pem", "IceSSL.VerifyPeer": "0"}
+    probe = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=os.path.join(certs, "ca.pem"))
+    router = env.router("wss", props, transport="wss", server_transport="tcp", tls=probe)
+    return run_smoke("smoke-wss", base + ["--router", H.endpoint(router.client_port, "wss"),
+                                          "--tls-ca", os.path.join(certs, "ca.pem"),
+                                          "--tls-server-name", "127.0.0.1", "--sessions", "50"], 120)
 
 
 def main():
@@ -72,6 +93,7 @@ def main():
         expiry = env.router("expiry", {"Glacier2.CryptPasswords": env.passwords, "Glacier2.SessionTimeout": "2"},
                             server=False)
         results.append(run_smoke("keepalive", base + ["--router", H.endpoint(expiry.client_port), "--idle", "5"], 60))
+        results.append(run_smoke_wss(env, base))
     except H.Failure as e:
         print("FAIL setup: %s" % e)
         results.append(False)

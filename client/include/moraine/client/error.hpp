@@ -25,10 +25,10 @@ enum class errc {
     protocol_error,         ///< the router sent bytes that are not Ice 1.0 (connection closed)
     queue_full,             ///< the connection's write queue is over session_options::write_queue_limit
     not_connected,          ///< no open session: async_open not done, or the session is closed
-    bad_endpoint,           ///< the router endpoint string is not `tcp|ssl -h HOST -p PORT`, or
+    bad_endpoint,           ///< the router endpoint string is not `tcp|ssl|ws|wss -h HOST -p PORT`, or
                             ///< async_open was given an empty router_endpoints
-    tls_not_configured,     ///< the router address is `ssl` but session_options::tls is null:
-                            ///< refused before connecting (never tried over tcp instead)
+    tls_not_configured,     ///< the router address is `ssl` or `wss` but session_options::tls is null:
+                            ///< refused before connecting (never tried over tcp or ws instead)
     bad_tls_config,         ///< tls_context::create: a CA, certificate or key file cannot be read or
                             ///< used; detail = the file and OpenSSL's reason
     tls_handshake_failed,   ///< the TLS handshake with the router failed (detail: the router's address,

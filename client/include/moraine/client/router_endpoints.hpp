@@ -16,7 +16,7 @@ using router_endpoints = std::vector<router_address>;
 
 /// Parses a `:`-separated endpoint list (a `:` inside a quoted host or resource does not split),
 /// each part as router_address::parse reads one endpoint.
-/// @return nullopt if any part is not a tcp, ssl or ws endpoint with a host and a port in 1..65535.
+/// @return nullopt if any part is not a tcp, ssl, ws or wss endpoint with a host and a port in 1..65535.
 std::optional<router_endpoints> parse_router_endpoints(std::string_view endpoints);
 
 }  // namespace moraine::client

@@ -29,17 +29,18 @@
 
 namespace moraine::client {
 
-struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` address
-struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` address
+struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` or `wss` address
+struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` or `wss` address
 
-/** A Glacier2 session: one TCP, TLS or WebSocket connection to a router's client endpoint, carrying router calls,
+/** A Glacier2 session: one TCP, TLS, WebSocket or WebSocket-over-TLS connection to a router's
+    client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
     docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
     own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
     wait hold one until close(). An idle open session holds its socket, three timers, two
     coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
     --measure); reads go through a per-thread 64 KiB buffer, and only an incomplete message is
-    kept per session. A TLS session (`ssl` address) adds OpenSSL's connection state (about
+    kept per session. A TLS session (`ssl` or `wss` address) adds OpenSSL's connection state (about
     15-20 KB: transport::tls_engine keeps no record buffers while idle, and reads decrypt into
     a per-thread buffer), owned by its read and write coroutines; a tcp session carries nothing for TLS.
 
@@ -77,17 +78,18 @@ public:
 
     /** Opens the session: connects to one of `routers`, trying them in a random order until
         one connects (connect_timeout bounds each endpoint's try: connect, the TLS handshake for
-        an `ssl` address or the upgrade for a `ws` one, and the router's validate connection;
+        an `ssl` address, the upgrade for a `ws` one, both for `wss` (TLS first, then the
+        upgrade over it), and the router's validate connection;
         the next endpoint is tried after a failure or timeout), calls
         `Glacier2::Router::createSession(user, password)`, then in one round trip
         `getCategoryForClient` and `getACMTimeout`, then, if the category is not empty,
         `getServerProxy` (docs/glacier2.md §3). Call once (this or async_open_secure).
         Completion `void(error_info)`: empty on success; errc::permission_denied or
         ::cannot_create_session with the router's reason; errc::timeout; a socket error
-        (e.g. connection_refused); errc::connection_lost; for an `ssl` address also
+        (e.g. connection_refused); errc::connection_lost; for an `ssl` or `wss` address also
         errc::tls_not_configured (session_options::tls is null: nothing is sent, whichever
-        endpoint is `ssl`) and ::tls_handshake_failed (e.g. the router's certificate is not
-        trusted); errc::bad_endpoint for an empty list. When every endpoint fails, the error of
+        endpoint is `ssl` or `wss`) and ::tls_handshake_failed (e.g. the router's certificate is
+        not trusted); errc::bad_endpoint for an empty list. When every endpoint fails, the error of
         the last one tried. A router that answers createSession with an exception is not
         failed over: its answer is the session's.
         On failure the session is closed (never retried, even with session_options::reconnect).
@@ -277,6 +279,10 @@ private:
     asio::awaitable<error_info> reach(const router_address& a);
     asio::awaitable<error_info> connect(const router_address& a);
     asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls, std::uint32_t gen);
+    asio::awaitable<error_info> ws_upgrade(const router_address& a, ws_client_stream& ws, std::uint32_t gen);
+    /// After a set-up step of connection `gen` ended with `err`: closes the connection on a
+    /// failure. @return `err`, or why the connection went meanwhile (timeout, close()).
+    error_info settled(error_info err, std::uint32_t gen);
     asio::awaitable<error_info> wait_validated(std::uint32_t gen);
     asio::awaitable<error_info> fetch_session_info(std::uint32_t gen);
     asio::awaitable<call_result> invoke_coro(call c);
@@ -316,12 +322,15 @@ private:
     /// Decodes the router's frames in `data` (read just now): messages to on_bytes, pings
     /// answered, a close answered and ended. @return false once the connection is closing.
     bool on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data);
-    /// Decrypts what a read brought and dispatches it; closes on the router's close_notify or a
-    /// TLS error (errc::tls_handshake_failed before the connection was validated). @return false to stop.
-    bool on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data);
-    /// Waits until something is queued (in out_ or, for ws, in `control`): true; false once connection `gen` is gone (closing
-    /// first when a close was asked for and everything queued has been written).
-    asio::awaitable<bool> await_output(std::uint32_t gen, const protocol::byte_buffer* control = nullptr);
+    /// Decrypts what a read brought and dispatches it (to on_bytes, or over wss to on_ws_bytes
+    /// of `ws`); closes on the router's close_notify or a TLS error (errc::tls_handshake_failed
+    /// before the connection was validated). @return false to stop.
+    bool on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data, ws_client_stream* ws);
+    /// Waits until something is queued (in out_, or a transport's control bytes: `has_control()`
+    /// true): true; false once connection `gen` is gone (closing first when a close was asked
+    /// for and everything queued has been written).
+    template <class HasControl>
+    asio::awaitable<bool> await_output(std::uint32_t gen, HasControl has_control);
     std::size_t gather(std::vector<asio::const_buffer>& batch) const;
     bool on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;

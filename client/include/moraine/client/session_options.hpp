@@ -40,7 +40,7 @@ struct session_options {
     std::string instance_name = "Glacier2";
     /// Bound on each twoway call (router calls included) from send to reply; errc::timeout after.
     std::chrono::milliseconds call_timeout{60'000};
-    /// Bound on TCP connect + TLS handshake (ssl) or upgrade (ws) + the router's validate
+    /// Bound on TCP connect + TLS handshake (ssl), upgrade (ws) or both (wss) + the router's validate
     /// connection, per router endpoint tried (router_endpoints), and on the graceful close.
     std::chrono::milliseconds connect_timeout{10'000};
     /// Keep the session alive: after createSession the client asks getACMTimeout and sends a
@@ -54,9 +54,9 @@ struct session_options {
     std::size_t write_queue_limit = 1024 * 1024;
     /// Largest message accepted from the router, in bytes (Ice.MessageSizeMax × 1024; 0 = unlimited).
     std::size_t max_message_bytes = 1024 * 1024;
-    /// TLS settings for `ssl` router addresses (router_address::tls), made once with
-    /// tls_context::create and shared by any number of sessions; unused for tcp addresses.
-    /// Null: an ssl address fails with errc::tls_not_configured (never tried over tcp).
+    /// TLS settings for `ssl` and `wss` router addresses (router_address::tls), made once with
+    /// tls_context::create and shared by any number of sessions; unused for tcp and ws addresses.
+    /// Null: an ssl or wss address fails with errc::tls_not_configured (never tried without TLS).
     std::shared_ptr<const tls_context> tls;
     /// Set: reconnect after a lost connection, as reconnect_options says. Unset (the default): a
     /// lost connection closes the session (on_close), as before. With it set the session keeps

@@ -1,5 +1,5 @@
 #pragma once
-// The loaded TLS client settings that sessions to `ssl` router endpoints share.
+// The loaded TLS client settings that sessions to `ssl` and `wss` router endpoints share.
 #include <moraine/client/error.hpp>
 #include <moraine/client/tls_options.hpp>
 

@@ -1,5 +1,5 @@
 #pragma once
-// What a client needs to talk TLS to a router's `ssl` endpoint: whom to trust, who it is.
+// What a client needs to talk TLS to a router's `ssl` or `wss` endpoint: whom to trust, who it is.
 #include <string>
 
 namespace moraine::client {
