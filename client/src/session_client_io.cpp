@@ -9,6 +9,7 @@
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
+#include <moraine/transport/ws_frame_reader.hpp>
 
 #include <array>
 
@@ -295,30 +296,17 @@ asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_str
 }
 
 bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data) {
-    using transport::ws_input;
-    while (true) {
-        boost::system::error_code ec;
-        const transport::ws_decoded r = ws.decoder.decode(data, ec);
-        data = data.subspan(r.consumed);
-        switch (r.what) {
-        case ws_input::need_more: return true;
-        case ws_input::payload:
-            if (!on_bytes(r.payload)) return false;
-            break;
-        case ws_input::ping:
-            ws.queue_control(r.reply);
+    boost::system::error_code ec;
+    const auto end = transport::read_ws_frames(
+        ws.decoder, data, ec, [this](std::span<const std::byte> payload) { return on_bytes(payload); },
+        [this, &ws](const transport::ws_control_frame& answer) {  // the write loop sends it
+            ws.queue_control(answer);
             wakeup_.cancel();
-            break;
-        case ws_input::close:  // the write loop sends our answer, then closes
-            ws.queue_control(r.reply);
-            ws.peer_closed = true;
-            wakeup_.cancel();
-            return false;
-        case ws_input::error:
-            close(make_error(errc::protocol_error, ec.message()));
-            return false;
-        }
-    }
+            return true;
+        });
+    if (end == transport::ws_read_end::closed) ws.peer_closed = true;  // our answer goes, then the write loop closes
+    if (end == transport::ws_read_end::error) close(make_error(errc::protocol_error, ec.message()));
+    return end == transport::ws_read_end::need_more;
 }
 
 error_info session_client::read_error(const boost::system::error_code& ec) const {

@@ -12,6 +12,7 @@
 #include <moraine/transport/ws_error.hpp>
 #include <moraine/transport/ws_frame_decoder.hpp>
 #include <moraine/transport/ws_frame_header.hpp>
+#include <moraine/transport/ws_frame_reader.hpp>
 #include <moraine/transport/ws_masked_frame.hpp>
 #include <moraine/transport/ws_server_upgrade.hpp>
 
@@ -635,37 +636,25 @@ bool ice_connection::on_upgrade_bytes(std::span<std::byte> data) {
 
 bool ice_connection::on_ws_bytes(std::span<std::byte> data) {
     boost::system::error_code ec;
-    while (!closed_) {
-        const auto d = layers_->ws->decode(data, ec);
-        data = data.subspan(d.consumed);
-        switch (d.what) {
-        case tp::ws_input::need_more:
-            return true;
-        case tp::ws_input::payload:
-            if (!on_bytes(d.payload)) return false;
-            break;
-        case tp::ws_input::ping:
-            send_plain(d.reply.view());
-            break;
-        case tp::ws_input::close:
-            send_plain(d.reply.view());
-            close(close_reason::peer_closed, "peer closed the connection");
-            return false;
-        case tp::ws_input::error: {
-            const auto role = transport_.server_side() ? tp::ws_role::server : tp::ws_role::client;
-            if (const auto code = tp::ws_close_code(ec)) send_plain(tp::ws_close_frame(role, code).view());
-            const std::string what = ec == tp::ws_errc::text_frame ? "WebSocket text frame (Ice sends binary frames only)"
-                                     : ec == tp::ws_errc::message_too_big
-                                         ? "WebSocket message larger than the message size limit"
-                                         : "WebSocket protocol error: " + ec.message();
-            spdlog::info("WebSocket connection from {} closed: {}", peer_text(), what);
-            ++home_.metrics().protocol_errors;
-            close(close_reason::protocol_error, what);
-            return false;
-        }
-        }
+    const auto end = tp::read_ws_frames(
+        *layers_->ws, data, ec, [this](std::span<const std::byte> payload) { return on_bytes(payload); },
+        [this](const tp::ws_control_frame& answer) {
+            send_plain(answer.view());
+            return !closed_;
+        });
+    if (end == tp::ws_read_end::closed) {
+        close(close_reason::peer_closed, "peer closed the connection");
+    } else if (end == tp::ws_read_end::error) {
+        const auto role = transport_.server_side() ? tp::ws_role::server : tp::ws_role::client;
+        if (const auto code = tp::ws_close_code(ec)) send_plain(tp::ws_close_frame(role, code).view());
+        const std::string what = ec == tp::ws_errc::text_frame      ? "WebSocket text frame (Ice sends binary frames only)"
+                                 : ec == tp::ws_errc::message_too_big ? "WebSocket message larger than the message size limit"
+                                                                      : "WebSocket protocol error: " + ec.message();
+        spdlog::info("WebSocket connection from {} closed: {}", peer_text(), what);
+        ++home_.metrics().protocol_errors;
+        close(close_reason::protocol_error, what);
     }
-    return false;
+    return end == tp::ws_read_end::need_more && !closed_;
 }
 
 void ice_connection::send_plain(protocol::byte_view bytes) {
