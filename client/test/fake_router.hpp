@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +46,22 @@ inline std::vector<byte_buffer> router_answers(const protocol::request_view& r) 
         return {ok_reply(r.request_id, encode_params([](protocol::output_stream& o) { o.write_size(0); }))};
     if (r.operation == "destroySession") return {ok_reply(r.request_id, empty_params())};
     return {};
+}
+
+/// The body of every fake router's run(): a session_client with `so` on `ioc`, `test` on it,
+/// `finished` called when the test coroutine has ended; `ioc` runs for at most `limit`.
+inline void run_client_test(asio::io_context& ioc,
+                            std::function<asio::awaitable<void>(std::shared_ptr<session_client>)> test,
+                            session_options so, std::function<void()> finished, std::chrono::steady_clock::duration limit) {
+    auto s = session_client::create(ioc.get_executor(), std::move(so));
+    bool done = false;
+    asio::co_spawn(ioc, test(s), [&](std::exception_ptr e) {
+        done = true;
+        if (e) std::rethrow_exception(e);
+        finished();
+    });
+    ioc.run_for(limit);
+    EXPECT_TRUE(done) << "test coroutine did not finish";
 }
 
 struct fake_router {
@@ -169,17 +186,11 @@ struct fake_router {
     void run(std::function<asio::awaitable<void>(std::shared_ptr<session_client>)> test, session_options so = {},
              bool all = false, std::chrono::steady_clock::duration limit = 10s) {
         asio::co_spawn(ioc, all ? serve_all() : serve(), asio::detached);
-        auto s = session_client::create(ioc.get_executor(), so);
-        bool finished = false;
-        asio::co_spawn(ioc, test(s), [&](std::exception_ptr e) {
-            finished = true;
-            if (e) std::rethrow_exception(e);
+        run_client_test(ioc, std::move(test), std::move(so), [this] {
             boost::system::error_code ignored;
             acceptor.close(ignored);
             drop_all();
-        });
-        ioc.run_for(limit);
-        EXPECT_TRUE(finished) << "test coroutine did not finish";
+        }, limit);
     }
 };
 

@@ -3,6 +3,7 @@
 // inside TLS; messages larger than a TLS record and a read; ping and close over TLS; the
 // refusals (no TLS settings, an untrusted certificate, a router that is not TLS, a client
 // certificate the router requires).
+#include "tls_session_options.hpp"
 #include "ws_router.hpp"
 
 #include <moraine/client/tls_context.hpp>
@@ -17,23 +18,8 @@ namespace {
 using namespace std::chrono_literals;
 using protocol::byte_buffer;
 using test::test_pki;
+using test::tls_session_options;
 using test::ws_router;
-
-/// Client TLS settings trusting `ca`, with the test client certificate if `with_cert`.
-session_options wss_options(const std::string& ca, bool with_cert = false) {
-    const auto& pki = test_pki::get();
-    tls_options o{.ca_file = ca};
-    if (with_cert) {
-        o.cert_file = pki.client_cert();
-        o.key_file = pki.client_key();
-    }
-    error_info err;
-    session_options so;
-    so.tls = tls_context::create(o, err);
-    EXPECT_TRUE(so.tls) << err.message();
-    so.connect_timeout = 3s;
-    return so;
-}
 
 /// echo(string) -> string, answered by the router itself: the reply is as large as the request.
 std::vector<byte_buffer> echo_answer(const protocol::request_view& r) {
@@ -66,7 +52,7 @@ TEST(session_client_wss, opens_calls_and_destroys_one_message_per_frame_inside_t
         EXPECT_TRUE(r.ok()) << r.error.message();
         EXPECT_EQ(decode_string_result(r.encaps), "over wss");
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
-    }, wss_options(test_pki::get().ca()));
+    }, tls_session_options(test_pki::get().ca()));
     const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
                                         "echo", "destroySession"};
     EXPECT_EQ(wr.ops, want);
@@ -87,7 +73,7 @@ TEST(session_client_wss, messages_larger_than_a_tls_record_and_a_read) {
         EXPECT_TRUE(r.ok()) << r.error.message();
         EXPECT_TRUE(decode_string_result(r.encaps) == big);
         s->close();
-    }, wss_options(test_pki::get().ca()));
+    }, tls_session_options(test_pki::get().ca()));
     EXPECT_EQ(wr.ops.back(), "echo");
 }
 
@@ -107,7 +93,7 @@ TEST(session_client_wss, answers_a_ping_and_a_close_inside_tls) {
         auto r = co_await s->async_invoke(std::move(c), asio::use_awaitable);
         EXPECT_FALSE(r.ok());
         EXPECT_EQ(r.error.code, errc::connection_lost) << r.error.message();
-    }, wss_options(test_pki::get().ca()));
+    }, tls_session_options(test_pki::get().ca()));
     EXPECT_EQ(wr.closes, std::vector<std::uint16_t>{1000}) << "the client answered the router's close";
 }
 
@@ -126,7 +112,7 @@ TEST(session_client_wss, wss_address_without_tls_settings_is_refused) {
 
 TEST(session_client_wss, a_router_without_tls_is_never_spoken_to_in_plain_ws) {
     ws_router wr;  // a plain ws router behind a wss address: it waits for an HTTP head that never comes
-    auto so = wss_options(test_pki::get().ca());
+    auto so = tls_session_options(test_pki::get().ca());
     so.connect_timeout = 300ms;
     wr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
         router_address a = wr.address();
@@ -146,7 +132,7 @@ TEST(session_client_wss, untrusted_router_certificate) {
         auto err = co_await s->async_open(wr.address(), "u", "p", asio::use_awaitable);
         EXPECT_EQ(err.code, errc::tls_handshake_failed) << err.message();
         EXPECT_NE(err.detail.find("certificate verify failed"), std::string::npos) << err.detail;
-    }, wss_options(test_pki::get().foreign_ca()));
+    }, tls_session_options(test_pki::get().foreign_ca()));
     EXPECT_TRUE(wr.ops.empty());
 }
 
@@ -159,7 +145,7 @@ TEST(session_client_wss, a_router_requiring_a_client_certificate_refuses_during_
         EXPECT_EQ(err.code, errc::tls_handshake_failed) << err.message();
         EXPECT_NE(err.detail.find("the router refused the connection: "), std::string::npos) << err.detail;
         EXPECT_NE(err.detail.find("certificate required"), std::string::npos) << err.detail;
-    }, wss_options(test_pki::get().ca()));
+    }, tls_session_options(test_pki::get().ca()));
     EXPECT_EQ(wr.tls_errors.size(), 1u);
     ws_router with_cert;
     with_cert.use_tls(true);
@@ -167,7 +153,7 @@ TEST(session_client_wss, a_router_requiring_a_client_certificate_refuses_during_
         auto err = co_await s->async_open(with_cert.address(), "u", "p", asio::use_awaitable);
         EXPECT_FALSE(err) << err.message();
         s->close();
-    }, wss_options(test_pki::get().ca(), true));
+    }, tls_session_options(test_pki::get().ca(), true));
     EXPECT_TRUE(with_cert.tls_errors.empty());
 }
 
@@ -175,7 +161,7 @@ TEST(session_client_wss, reconnects_over_wss_after_the_router_dropped_the_connec
     ws_router wr;
     wr.use_tls();
     wr.extra = echo_answer;
-    auto so = wss_options(test_pki::get().ca());
+    auto so = tls_session_options(test_pki::get().ca());
     so.reconnect = reconnect_options{.backoff = {.initial_delay = 10ms, .max_delay = 50ms}};
     wr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
         std::vector<session_event_kind> kinds;

@@ -11,6 +11,7 @@
 #include <moraine/protocol/user_exception.hpp>
 
 #include "test_pki.hpp"
+#include "tls_session_options.hpp"
 
 #include <boost/asio/ssl.hpp>
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using protocol::byte_buffer;
 using test::test_pki;
+using test::tls_session_options;
 namespace ssl = asio::ssl;
 
 byte_buffer ok_reply(std::int32_t id, const byte_buffer& encaps) {
@@ -176,23 +178,6 @@ struct fake_tls_router {
         EXPECT_TRUE(finished) << "test coroutine did not finish";
     }
 };
-
-/// Client TLS settings trusting `ca`, with the test client certificate if `with_cert`.
-session_options tls_session_options(std::string ca, bool with_cert = false, std::string server_name = {}) {
-    const auto& pki = test_pki::get();
-    tls_options o{.ca_file = std::move(ca), .server_name = std::move(server_name)};
-    if (with_cert) {
-        o.cert_file = pki.client_cert();
-        o.key_file = pki.client_key_encrypted();
-        o.key_password = test_pki::key_password;
-    }
-    error_info err;
-    session_options so;
-    so.tls = tls_context::create(o, err);
-    EXPECT_TRUE(so.tls) << err.message();
-    so.connect_timeout = 3s;
-    return so;
-}
 
 call echo(std::string s) {
     return {*protocol::proxy_from_string("hello:tcp -h 127.0.0.1 -p 9"), "echo", encode_string_params(s)};

@@ -160,16 +160,10 @@ struct ws_router {
 
     void run(std::function<asio::awaitable<void>(std::shared_ptr<session_client>)> test, session_options so = {}) {
         asio::co_spawn(ioc, accept_loop(), asio::detached);
-        auto s = session_client::create(ioc.get_executor(), std::move(so));
-        bool finished = false;
-        asio::co_spawn(ioc, test(s), [&](std::exception_ptr e) {
-            finished = true;
-            if (e) std::rethrow_exception(e);
+        run_client_test(ioc, std::move(test), std::move(so), [this] {
             boost::system::error_code ignored;
             acceptor.close(ignored);
-        });
-        ioc.run_for(10s);
-        EXPECT_TRUE(finished) << "test coroutine did not finish";
+        }, 10s);
     }
 };
 

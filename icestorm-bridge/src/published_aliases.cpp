@@ -24,9 +24,9 @@ const protocol::endpoint* target_for(const protocol::endpoint& published, const 
 void add_aliases(const std::vector<protocol::endpoint>& published, const std::vector<protocol::endpoint>& bound,
                  std::vector<net::endpoint_alias>& out) {
     for (const auto& p : published) {
-        const bool is_bound = std::any_of(bound.begin(), bound.end(), [&](const protocol::endpoint& b) {
-            return b.type == p.type && b.host == p.host && b.port == p.port;
-        });
+        // The same comparison as backend_pool's aliasing, so that an alias never shadows a bound address.
+        const bool is_bound = std::any_of(bound.begin(), bound.end(),
+                                          [&](const protocol::endpoint& b) { return protocol::same_address(b, p); });
         const auto* target = is_bound ? nullptr : target_for(p, bound);
         if (!target) continue;
         net::endpoint_alias a{p, *target};

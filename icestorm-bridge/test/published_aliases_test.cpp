@@ -56,3 +56,11 @@ TEST(published_aliases, same_transport_fixed_port_and_an_unspecified_host_become
     EXPECT_EQ(a[1].bound.host, "127.0.0.1");
     EXPECT_EQ(a[1].bound.port, 10007);
 }
+
+TEST(published_aliases, a_bound_host_in_other_letters_is_the_same_address) {
+    // backend_pool matches aliases ignoring case; an alias for a bound address in other letters
+    // would send a client's call for the bound address elsewhere.
+    EXPECT_TRUE(icestorm_bridge::published_aliases(
+                    topics("tcp -h TM.example.com -p 10000:tcp -h 127.0.0.1 -p 10002", "tcp -h tm.EXAMPLE.com -p 10000"))
+                    .empty());
+}

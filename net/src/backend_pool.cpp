@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <random>
 
 namespace moraine::net {
@@ -22,16 +21,11 @@ bool usable(const protocol::endpoint& e, bool tls, bool secure_only) {
     return ((e.is_tcp() || e.is_ws()) && !secure_only) || (tls && e.secure());
 }
 
-bool same_host(const std::string& a, const std::string& b) noexcept {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                      [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
-}
-
 /// `e`, or where this process serves it under another address (runtime_config::endpoint_aliases):
 /// the bound host and port, the proxy's other settings (timeout, compression) kept.
 protocol::endpoint aliased(protocol::endpoint e, const std::vector<endpoint_alias>& aliases) {
     for (const auto& a : aliases) {
-        if (a.published.type == e.type && a.published.port == e.port && same_host(a.published.host, e.host)) {
+        if (protocol::same_address(a.published, e)) {
             e.host = a.bound.host;
             e.port = a.bound.port;
             break;
@@ -49,8 +43,7 @@ std::vector<protocol::endpoint> candidates(const protocol::proxy& p, const runti
     for (const auto& e : p.endpoints)
         if (usable(e, tls, secure_only) && (out.empty() || e.type == out.front().type))
             out.push_back(aliased(e, cfg.endpoint_aliases));
-    const bool ordered = cfg.endpoints_ordered;
-    if (!ordered && out.size() > 1) {
+    if (!cfg.endpoints_ordered && out.size() > 1) {
         static thread_local std::minstd_rand random(std::random_device{}());
         std::shuffle(out.begin(), out.end(), random);
     }

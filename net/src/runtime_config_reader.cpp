@@ -196,8 +196,8 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     s.read_size("connection_queue_max", cfg.connection_queue_max);
     s.read_int("backend_connect_timeout_ms", 1, INT_MAX, cfg.backend_connect_timeout_ms);
     s.read_size("connections_per_address", cfg.connections_per_address);
-    s.read_size("tcp_send_buffer", cfg.tcp_send_buffer);
-    s.read_size("tcp_receive_buffer", cfg.tcp_receive_buffer);
+    s.read_size("tcp_send_buffer", cfg.tcp_send_buffer, INT_MAX);  // setsockopt takes an int
+    s.read_size("tcp_receive_buffer", cfg.tcp_receive_buffer, INT_MAX);
     std::string selection;
     s.read("endpoint_selection", selection);
     if (!selection.empty() && selection != "random" && selection != "ordered")

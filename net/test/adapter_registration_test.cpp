@@ -11,14 +11,10 @@
 
 #include <gtest/gtest.h>
 
-namespace net = moraine::net;
-namespace protocol = moraine::protocol;
 using namespace fake_registry;
 
 namespace {
 
-const protocol::proxy locator = direct("IceGrid", "Locator", 4061);
-const protocol::proxy registry = direct("IceGrid", "LocatorRegistry", 4062);
 const net::adapter_names replicated{"R1", "RouterGroup"};
 const net::adapter_names alone{"R1", ""};
 

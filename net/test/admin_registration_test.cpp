@@ -10,14 +10,10 @@
 
 #include <gtest/gtest.h>
 
-namespace net = moraine::net;
-namespace protocol = moraine::protocol;
 using namespace fake_registry;
 
 namespace {
 
-const protocol::proxy locator = direct("IceGrid", "Locator", 4061);
-const protocol::proxy registry = direct("IceGrid", "LocatorRegistry", 4062);
 const protocol::proxy process = [] {
     auto p = direct("Glacier2", "admin", 4063);
     p.facet = "Process";

@@ -31,6 +31,10 @@ inline protocol::proxy direct(std::string category, std::string name, int port) 
     return p;
 }
 
+/// IceGrid's locator and its registry, as the fakes answer for them.
+inline const protocol::proxy locator = direct("IceGrid", "Locator", 4061);
+inline const protocol::proxy registry = direct("IceGrid", "LocatorRegistry", 4062);
+
 /// The results encapsulation of an OK reply returning `p`.
 inline protocol::byte_buffer proxy_payload(const protocol::proxy& p) {
     protocol::output_stream os;

@@ -24,8 +24,7 @@ net::registry_request ping_request(std::function<std::string(std::string_view)> 
 TEST(locator_registry_call, asks_the_locator_then_sends_the_request_to_its_registry) {
     fake_registry::fake_ice ice;
     fake_registry::outcome out;
-    const auto locator = direct("IceGrid", "Locator", 4061);
-    const auto registry = direct("IceGrid", "LocatorRegistry", 4062);
+    using fake_registry::locator, fake_registry::registry;
     net::call_locator_registry(ice.fn(), locator, ping_request(), out.handler());
     ASSERT_EQ(ice.calls.size(), 1u);
     EXPECT_EQ(ice.calls.front().operation, net::get_registry_operation);
@@ -47,9 +46,9 @@ TEST(locator_registry_call, a_user_exception_is_explained_or_named_by_its_type_i
         fake_registry::fake_ice ice;
         fake_registry::outcome out;
         auto explain = [](std::string_view id) { return "explained " + std::string(id); };
-        net::call_locator_registry(ice.fn(), direct("IceGrid", "Locator", 4061),
+        net::call_locator_registry(ice.fn(), fake_registry::locator,
                                    with_explain ? ping_request(explain) : ping_request(), out.handler());
-        ice.answer(protocol::reply_status::ok, fake_registry::proxy_payload(direct("IceGrid", "LocatorRegistry", 4062)));
+        ice.answer(protocol::reply_status::ok, fake_registry::proxy_payload(fake_registry::registry));
         ice.answer(protocol::reply_status::user_exception, fake_registry::user_exception_payload("::Ice::AdapterNotFoundException"));
         EXPECT_EQ(out.ok, std::optional<bool>(false));
         EXPECT_NE(out.why.find(with_explain ? "explained ::Ice::AdapterNotFoundException" : "::Ice::AdapterNotFoundException"),

@@ -82,6 +82,23 @@ TEST(runtime_config_reader, yaml_errors_name_the_key) {
     }
 }
 
+TEST(runtime_config_reader, yaml_socket_buffer_above_int_max_is_refused) {
+    // setsockopt takes an int: 2 GiB would wrap to a negative size in the kernel call.
+    const std::string file = "moraine.yaml";
+    YAML::Node root = YAML::Load("limits:\n  tcp_send_buffer: 2GiB\n");
+    net::yaml_section top(root, "", file);
+    try {
+        net::read_runtime_config(top, ".");
+        FAIL() << "a 2 GiB socket buffer was accepted";
+    } catch (const net::config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("limits.tcp_send_buffer"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("2147483647"), std::string::npos) << e.what();
+    }
+    YAML::Node largest = YAML::Load("limits:\n  tcp_receive_buffer: 2147483647\n");
+    net::yaml_section ok(largest, "", file);
+    EXPECT_EQ(net::read_runtime_config(ok, ".").tcp_receive_buffer, 2147483647u);
+}
+
 TEST(runtime_config_reader, require_served_refuses_what_the_runtime_cannot_serve) {
     net::tls_config no_tls;
     EXPECT_NO_THROW(net::require_served(*protocol::endpoints_from_string("tcp -p 4063:ws -p 4065"), "f", "K", no_tls));

@@ -9,6 +9,9 @@
 
 #include <boost/beast/core/detail/base64.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 namespace moraine::protocol {
 namespace {
 
@@ -189,6 +192,14 @@ std::string endpoint_to_string(const endpoint& e) {
     if (e.compress) s += " -z";
     if (is_ws(e.type) && !e.resource.empty()) s += " -r " + detail::quote_if(e.resource, ":");
     return s;
+}
+
+bool same_address(const endpoint& a, const endpoint& b) noexcept {
+    const auto same_char = [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    };
+    return a.type == b.type && a.port == b.port &&
+           std::equal(a.host.begin(), a.host.end(), b.host.begin(), b.host.end(), same_char);
 }
 
 }  // namespace moraine::protocol

@@ -194,5 +194,13 @@ TEST(endpoint, wire_errors) {
     EXPECT_EQ(error_of("0100" "11000000" "0101" "00" "01000000" "ffffffff" "00" "aa"), errc::bad_proxy);
 }
 
+TEST(endpoint, same_address_ignores_host_case_and_settings_only) {
+    const auto a = *endpoint_from_string("tcp -h Router.Example.COM -p 4063 -t 1000 -z");
+    EXPECT_TRUE(same_address(a, *endpoint_from_string("tcp -h router.example.com -p 4063")));
+    EXPECT_FALSE(same_address(a, *endpoint_from_string("tcp -h router.example.com -p 4064")));
+    EXPECT_FALSE(same_address(a, *endpoint_from_string("ssl -h router.example.com -p 4063")));
+    EXPECT_FALSE(same_address(a, *endpoint_from_string("tcp -h router.example.co -p 4063")));
+}
+
 }  // namespace
 }  // namespace moraine::protocol

@@ -10,14 +10,6 @@
 
 namespace moraine::router {
 
-namespace {
-
-bool same_address(const protocol::endpoint& a, const protocol::endpoint& b) {
-    return a.type == b.type && a.port == b.port && a.host == b.host;
-}
-
-}  // namespace
-
 session_router::session_router(net::shard_set& shards, std::shared_ptr<const config> cfg)
     : shards_(shards), cfg_(std::move(cfg)), admission_(cfg_->admission) {
     if (cfg_->auth == auth_mode::crypt_file)
@@ -102,7 +94,7 @@ unsigned session_router::owner_of(std::string_view category) const noexcept {
 bool session_router::hosts(const protocol::proxy& p) const {
     for (const auto& e : p.endpoints)
         for (const auto& s : server_endpoints_)
-            if (same_address(e, s)) return true;
+            if (protocol::same_address(e, s)) return true;
     return false;
 }
 

@@ -123,15 +123,15 @@ public:
         out = static_cast<T>(n);
     }
 
-    /// A byte count: an integer, or a number with a unit: `512KiB`, `16 MiB`, `1GiB`, `100B`.
-    void read_size(std::string_view key, std::size_t& out) {
+    /// A byte count: an integer, or a number with a unit: `512KiB`, `16 MiB`, `1GiB`, `100B`;
+    /// at most `max` bytes (e.g. INT_MAX where the kernel takes an int).
+    void read_size(std::string_view key, std::size_t& out, std::size_t max = SIZE_MAX) {
         auto v = take(key);
         if (!v) return;
-        if (auto n = v->IsScalar() ? parse_size(v->Scalar()) : std::nullopt) {
-            out = *n;
-            return;
-        }
-        fail(*v, key, "expected a size in bytes such as 65536, 64KiB or 16MiB");
+        auto n = v->IsScalar() ? parse_size(v->Scalar()) : std::nullopt;
+        if (!n) fail(*v, key, "expected a size in bytes such as 65536, 64KiB or 16MiB");
+        if (*n > max) fail(*v, key, std::to_string(*n) + " bytes is more than the most, " + std::to_string(max));
+        out = *n;
     }
 
     /// A list of strings (`[a, b]` or one `- item` per line). `list_at` (optional) receives

@@ -68,4 +68,9 @@ std::optional<std::vector<endpoint>> endpoints_from_string(std::string_view s, s
 /// `opaque -t <type> -e <major.minor> -v <base64 body>`.
 std::string endpoint_to_string(const endpoint& e);
 
+/// True when `a` and `b` name the same address: the same type and port, and host names equal
+/// ignoring ASCII case (DNS names are case-insensitive). Timeout, compression and resource are
+/// not part of the address.
+bool same_address(const endpoint& a, const endpoint& b) noexcept;
+
 }  // namespace moraine::protocol
