@@ -3,6 +3,7 @@
 #include <moraine/icestorm_bridge/published_aliases.hpp>
 #include <moraine/net/config_error.hpp>
 #include <moraine/net/runtime_config_reader.hpp>
+#include <moraine/protocol/proxy.hpp>
 
 #include <utility>
 
@@ -64,6 +65,19 @@ void require_locator_for_adapter(const app_config& c, const net::property_file* 
                                 "(Ice.Default.Locator, YAML locator.proxy)");
 }
 
+/// An indirect upstream TopicManager (topics.upstream: a replicated IceStorm's well-known
+/// `IceStorm/TopicManager` under IceGrid) is found through the locator: without one the link could
+/// never be made, so start-up stops naming the key.
+void require_locator_for_upstream(const app_config& c, const net::property_file* props) {
+    const auto& m = c.topics.upstream.topic_manager;
+    if (!m || !m->endpoints.empty() || c.runtime.locator) return;
+    const char* key = props ? "Moraine.Topics.Upstream.TopicManager" : "topics.upstream.topic_manager";
+    throw net::config_error(props ? props->at(key) : c.source, key,
+                            "an indirect proxy (no endpoints: " + protocol::proxy_to_string(*m) +
+                                ") is found through a locator, and none is configured (Ice.Default.Locator, YAML "
+                                "locator.proxy)");
+}
+
 /// An indirect verifier or session manager with no locator configured cannot be reached (as in
 /// glacier2router, whose calls then fail with NoEndpointException): said at start.
 void warn_indirect_without_locator(app_config& c) {
@@ -104,6 +118,7 @@ app_config load_yaml_config(const std::filesystem::path& path, bool router_requi
     root.finish();
     require_served_endpoints(c, nullptr);
     require_locator_for_adapter(c, nullptr);
+    require_locator_for_upstream(c, nullptr);
     warn_indirect_without_locator(c);
     return c;
 }
@@ -137,6 +152,7 @@ app_config load_ice_config(const std::vector<std::filesystem::path>& files, cons
     for (const auto& [key, value] : p.all()) c.properties.emplace(key, value.value);
     require_served_endpoints(c, &p);
     require_locator_for_adapter(c, &p);
+    require_locator_for_upstream(c, &p);
     warn_indirect_without_locator(c);
     return c;
 }

@@ -1048,9 +1048,26 @@ TEST_F(config_files, yaml_topics_upstream) {
     EXPECT_EQ(u.check_interval_ms, 500u);
 
     EXPECT_FALSE(yaml(yaml_client + topics).topics.upstream.topic_manager);
-    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \"TopicManager\"\n    topics: [t]\n")
-                  .find("topics.upstream.topic_manager: expected a direct proxy"),
+    EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \":tcp -p 1\"\n    topics: [t]\n")
+                  .find("topics.upstream.topic_manager: expected a proxy"),
+              std::string::npos)
+        << "no identity";
+
+    // A replicated IceStorm under IceGrid: its well-known TopicManager, found through the locator.
+    const std::string indirect = "  upstream:\n    topic_manager: \"IceStorm/TopicManager\"\n    topics: [t]\n";
+    EXPECT_NE(yaml_error(yaml_client + topics + indirect)
+                  .find("topics.upstream.topic_manager: an indirect proxy (no endpoints: IceStorm/TopicManager"),
               std::string::npos);
+    config via_locator = yaml(yaml_client + "locator:\n  proxy: \"IceGrid/Locator:tcp -h 198.18.0.2 -p 4061\"\n" + topics +
+                              indirect);
+    ASSERT_TRUE(via_locator.topics.upstream.topic_manager);
+    EXPECT_TRUE(via_locator.topics.upstream.topic_manager->endpoints.empty());
+    EXPECT_EQ(via_locator.topics.upstream.topic_manager->id.name, "TopicManager");
+    EXPECT_EQ(via_locator.topics.upstream.topic_manager->id.category, "IceStorm");
+    config replicas = yaml(yaml_client + topics +
+                           "  upstream:\n    topic_manager: \"IceStorm/TopicManager:tcp -h 198.18.0.11 -p 10000:"
+                           "tcp -h 198.18.0.12 -p 10000:tcp -h 198.18.0.13 -p 10000\"\n    topics: [t]\n");
+    EXPECT_EQ(replicas.topics.upstream.topic_manager->endpoints.size(), 3u) << "one endpoint per replica";
     EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \"I/TopicManager:tcp -p 1\"\n")
                   .find("topics.upstream.topics: an upstream needs at least one topic"),
               std::string::npos);
@@ -1082,6 +1099,14 @@ TEST_F(config_files, ice_topics_upstream) {
                                  "Moraine.Topics.Upstream.Topics=t\n")
                   .find("needs the topic service"),
               std::string::npos);
+    const std::string indirect = "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager@IceStorm.TopicManagerReplicaGroup\n"
+                                 "Moraine.Topics.Upstream.Topics=t\n";
+    EXPECT_NE(ice_error(topics + indirect)
+                  .find("Moraine.Topics.Upstream.TopicManager: an indirect proxy (no endpoints: IceStorm/TopicManager"),
+              std::string::npos);
+    config via_locator = ice(topics + indirect + "Ice.Default.Locator=IceGrid/Locator:tcp -h 10.0.0.2 -p 4061\n");
+    ASSERT_TRUE(via_locator.topics.upstream.topic_manager);
+    EXPECT_EQ(via_locator.topics.upstream.topic_manager->adapter_id, "IceStorm.TopicManagerReplicaGroup");
 }
 
 TEST_F(config_files, yaml_null_values_take_defaults) {

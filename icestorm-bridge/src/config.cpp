@@ -7,11 +7,16 @@ namespace moraine::icestorm_bridge {
 
 namespace {
 
-/// The upstream TopicManager proxy, parsed; `where` and `key` name it in the error.
+/// The upstream TopicManager proxy, parsed; `where` and `key` name it in the error. Direct (one
+/// endpoint per replica, tried in turn) or indirect (`IceStorm/TopicManager`, a well-known object
+/// such as a replicated IceStorm's under IceGrid, or `...@adapter`: resolved through the locator,
+/// which the application requires then).
 protocol::proxy upstream_manager(const std::string& text, const std::string& where, const std::string& key) {
     auto p = protocol::proxy_from_string(text);
-    if (!p || p->endpoints.empty())
-        throw net::config_error(where, key, "expected a direct proxy such as \"IceStorm/TopicManager:tcp -h HOST -p 10000\", got '" + text + "'");
+    if (!p || p->is_nil())
+        throw net::config_error(where, key,
+                                "expected a proxy such as \"IceStorm/TopicManager:tcp -h HOST -p 10000\" or, through "
+                                "the locator, \"IceStorm/TopicManager\", got '" + text + "'");
     return *p;
 }
 

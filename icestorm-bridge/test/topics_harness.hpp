@@ -58,8 +58,9 @@ inline icestorm_bridge::topics_config topics_config() {
 /// A topic service on `threads` owned shards, with a stand-in router.
 class topics {
 public:
-    explicit topics(unsigned threads = 2, const std::function<void(icestorm_bridge::topics_config&)>& tweak = {})
-        : shards_(owned_shards(threads)) {
+    explicit topics(unsigned threads = 2, const std::function<void(icestorm_bridge::topics_config&)>& tweak = {},
+                    const std::function<void(net::runtime_config&)>& runtime_tweak = {})
+        : shards_(owned_shards(threads, runtime_tweak)) {
         auto c = topics_config();
         if (tweak) tweak(c);
         svc_ = std::make_unique<icestorm_bridge::topic_service>(*shards_, std::move(c), &router_);

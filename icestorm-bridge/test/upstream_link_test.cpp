@@ -1,13 +1,19 @@
 // upstream_link: making and keeping the links upstream -> here, against an upstream IceStorm on
 // a loopback back end. Checked: retrieve, then create on NoSuchTopic, then Topic::link with our
 // topic's proxy (link category, endpoints) and the cost; LinkExists counts as linked; an
-// failed check is retried at the next interval; our own topic is created here first.
+// failed check is retried at the next interval; our own topic is created here first. A
+// replicated upstream: a TopicManager proxy with one endpoint per replica, whose link is made
+// again through another replica when the one it used dies, or an indirect TopicManager (a
+// replicated IceStorm's well-known object under IceGrid) found through the locator.
 #include "topics_harness.hpp"
 
 #include <moraine/icestorm_bridge/upstream_link.hpp>
 #include <moraine/net/local_reply.hpp>
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
 
 using namespace moraine;
 
@@ -130,5 +136,69 @@ TEST(upstream_link, a_failed_check_is_retried_at_the_next_interval) {
     EXPECT_EQ(up.ops[1], "retrieve");
     EXPECT_EQ(up.ops[2], "create");
     EXPECT_EQ(up.ops[3], "link");
+    link.reset();
+}
+
+namespace {
+
+/// Runs the shards, pumping the back ends, until `done` (bounded by run_until).
+template <class Done>
+bool run_pumping(test::topics& t, std::initializer_list<test::loopback_backend*> backends, Done done) {
+    return test::run_until(t.shards(), [&] {
+        for (auto* b : backends)
+            if (b) b->pump();
+        return done();
+    });
+}
+
+}  // namespace
+
+TEST(upstream_link, links_again_through_another_replica_when_its_replica_dies) {
+    // Ordered endpoint selection: replica A first, so the first link is made through A.
+    test::topics t(1, {}, [](net::runtime_config& rt) { rt.endpoints_ordered = true; });
+    auto a = std::make_unique<upstream_icestorm>();
+    upstream_icestorm b;
+    auto cfg = upstream_at(a->backend.endpoint() + ":" + b.backend.endpoint());
+    cfg.check_interval_ms = 20;
+    auto link = std::make_shared<icestorm_bridge::upstream_link>(t.svc(), t.shards().at(0), cfg);
+    link->start();
+    ASSERT_TRUE(run_pumping(t, {&a->backend, &b.backend}, [&] { return link->linked() == 1; }));
+    EXPECT_EQ(a->ops, (std::vector<std::string>{"retrieve", "create", "link"}));
+    EXPECT_TRUE(b.ops.empty()) << "one replica at a time";
+
+    a.reset();  // replica A is killed: its connections close, its port refuses
+    ASSERT_TRUE(run_pumping(t, {&b.backend}, [&] {
+        return std::find(b.ops.begin(), b.ops.end(), "link") != b.ops.end() && link->linked() == 1;
+    })) << "the next checks reach replica B, which links the topic here";
+    EXPECT_EQ(b.linked_to.id.name, "topic.clock");
+    EXPECT_EQ(b.linked_to.id.category, "Edge");
+    link.reset();
+}
+
+TEST(upstream_link, an_indirect_upstream_is_found_through_the_locator) {
+    upstream_icestorm up;
+    // IceGrid's locator: the replicated IceStorm's well-known TopicManager at the replica's endpoint.
+    test::loopback_backend locator;
+    std::vector<std::string> asked;
+    locator.answer_with([&](const protocol::request_view& r) {
+        asked.emplace_back(r.operation);
+        protocol::input_stream in(r.params.payload(), r.params.encoding);
+        const auto id = in.read_identity();
+        EXPECT_EQ(id.category, "Up");
+        EXPECT_EQ(id.name, "TopicManager");
+        const auto at = *protocol::proxy_from_string("Up/TopicManager:" + up.backend.endpoint());
+        return net::reply_ok(r.request_id, r.params.encoding, [&](protocol::output_stream& os) { protocol::write_proxy(os, at); });
+    });
+    test::topics t(1, {}, [&](net::runtime_config& rt) {
+        rt.locator = *protocol::proxy_from_string("IceGrid/Locator:" + locator.endpoint());
+    });
+    auto cfg = upstream_at(up.backend.endpoint());
+    cfg.topic_manager = *protocol::proxy_from_string("Up/TopicManager");  // well-known: no endpoints
+    ASSERT_TRUE(cfg.topic_manager->endpoints.empty());
+    auto link = std::make_shared<icestorm_bridge::upstream_link>(t.svc(), t.shards().at(0), cfg);
+    link->start();
+    ASSERT_TRUE(run_pumping(t, {&locator, &up.backend}, [&] { return link->linked() == 1; }));
+    EXPECT_EQ(asked, (std::vector<std::string>{"findObjectById"}));
+    EXPECT_EQ(up.ops, (std::vector<std::string>{"retrieve", "create", "link"}));
     link.reset();
 }
