@@ -55,12 +55,16 @@ struct totals {
     demo::tick_counts counts;
     std::uint64_t lost = 0;              // by sessions that never lost their router
     std::uint64_t lost_reconnected = 0;  // by sessions that had to reconnect (the outage included)
+    std::uint64_t duplicates = 0;        // ticks at or before the last one a session saw (sent again)
+    std::int64_t max_gap_window_us = 0;  // the longest wait of a session for its next tick, this second
+    std::int64_t max_gap_us = 0;         // ... over the run
 };
 
 /// One subscriber session and the last tick it saw.
 struct subscriber {
     std::shared_ptr<client::session_client> session;
     std::uint64_t last_seq = 0;
+    std::chrono::steady_clock::time_point last_arrival{};  // of its last tick; none yet: epoch
     bool reconnected = false;  // lost its router once: its losses are counted apart
 };
 
@@ -74,6 +78,12 @@ client::dispatch_result on_tick(totals& t, subscriber& sub, const client::incomi
         ++t.counts.bad;
         return client::dispatch_result::ok();
     }
+    const auto now = std::chrono::steady_clock::now();
+    if (sub.last_arrival != std::chrono::steady_clock::time_point{})
+        t.max_gap_window_us = std::max<std::int64_t>(
+            t.max_gap_window_us, std::chrono::duration_cast<std::chrono::microseconds>(now - sub.last_arrival).count());
+    sub.last_arrival = now;
+    if (sub.last_seq != 0 && tick->seq <= sub.last_seq) ++t.duplicates;
     (sub.reconnected ? t.lost_reconnected : t.lost) += t.counts.received(*tick, sub.last_seq);
     return client::dispatch_result::ok();
 }
@@ -179,10 +189,17 @@ asio::awaitable<void> open_worker(std::size_t& next, const settings& cfg, const 
 }
 
 void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
-    char extra[160] = "";
+    char extra[240] = "";
+    int n = 0;
     if (reconnect)
-        std::snprintf(extra, sizeof extra, "  lost after reconnect %llu  reconnecting %zu  restored %zu",
-                      static_cast<unsigned long long>(t.lost_reconnected), t.down, t.restored);
+        n = std::snprintf(extra, sizeof extra, "  lost after reconnect %llu  reconnecting %zu  restored %zu",
+                          static_cast<unsigned long long>(t.lost_reconnected), t.down, t.restored);
+    // The longest a session waited for its next tick among the ticks of this second (the clock's
+    // stop: the publisher's period when nothing stalls), and the ticks that came twice so far.
+    std::snprintf(extra + n, sizeof extra - static_cast<std::size_t>(n), "  max gap %lld ms  duplicates %llu",
+                  static_cast<long long>(t.max_gap_window_us / 1000), static_cast<unsigned long long>(t.duplicates));
+    t.max_gap_us = std::max(t.max_gap_us, t.max_gap_window_us);
+    t.max_gap_window_us = 0;
     t.counts.print_status(elapsed, t.up, t.failed, t.closed, t.lost, final_line, extra);
 }
 
@@ -190,10 +207,11 @@ void print_status(totals& t, double elapsed, bool final_line, bool reconnect) {
 void print_result(totals& t) {
     std::printf("result {\"sessions_up\": %zu, \"failed\": %zu, \"dropped\": %zu, \"ticks\": %llu, \"lost\": %llu, "
                 "\"lost_reconnected\": %llu, \"restored\": %zu, \"reconnecting\": %zu, \"p50_ms\": %.3f, "
-                "\"p99_ms\": %.3f}\n",
+                "\"p99_ms\": %.3f, \"duplicates\": %llu, \"max_gap_ms\": %.1f}\n",
                 t.up, t.failed, t.closed, static_cast<unsigned long long>(t.counts.ticks),
                 static_cast<unsigned long long>(t.lost), static_cast<unsigned long long>(t.lost_reconnected), t.restored,
-                t.down, t.counts.all.percentile(50) / 1000.0, t.counts.all.percentile(99) / 1000.0);
+                t.down, t.counts.all.percentile(50) / 1000.0, t.counts.all.percentile(99) / 1000.0,
+                static_cast<unsigned long long>(t.duplicates), static_cast<double>(t.max_gap_us) / 1000.0);
 }
 
 asio::awaitable<int> run(const settings& cfg, const bool& stop_requested) {
