@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -63,15 +64,23 @@ double now_s(std::chrono::steady_clock::time_point start) {
 }
 
 /** A connection to one of `eps`, tried in turn from a random one (Ice's Random endpoint
-    selection); `used` names the endpoint it reached. @throws std::runtime_error if none answers. */
+    selection); `used` names the endpoint it reached. `last_resort`, if among them, is tried last:
+    the replica whose connection just failed, which may be back already (its node restarts it)
+    yet hold every event until it has rejoined the replica set. @throws std::runtime_error if
+    none answers. */
 std::unique_ptr<demo::ice_call> connect_any(boost::asio::io_context& io, const std::vector<protocol::endpoint>& eps,
-                                            protocol::endpoint& used) {
+                                            protocol::endpoint& used,
+                                            const std::optional<protocol::endpoint>& last_resort = std::nullopt) {
     if (eps.empty()) throw std::runtime_error("no endpoint to connect to");
     static std::minstd_rand random(std::random_device{}());
-    const std::size_t first = random() % eps.size();
+    std::vector<protocol::endpoint> order(eps.begin(), eps.end());
+    std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(random() % order.size()), order.end());
+    if (last_resort)
+        std::stable_partition(order.begin(), order.end(), [&](const protocol::endpoint& e) {
+            return !(e.host == last_resort->host && e.port == last_resort->port);
+        });
     std::string why;
-    for (std::size_t k = 0; k < eps.size(); ++k) {
-        const auto& ep = eps[(first + k) % eps.size()];
+    for (const auto& ep : order) {
         try {
             auto c = std::make_unique<demo::ice_call>(io, ep);
             used = ep;
@@ -195,13 +204,14 @@ int main(int argc, char** argv) {
         std::vector<protocol::endpoint> known;  // the publisher object's last resolution
         // (Re)connects to a replica of the publisher object, resolving it again (a replica
         // group's endpoints) if it is indirect; the last answer if the locator does not answer.
+        std::optional<protocol::endpoint> failed_at;  // the replica whose connection failed last
         auto connect = [&] {
             try {
                 known = locate(io, locator, publisher);
             } catch (const std::runtime_error&) {
                 if (known.empty()) throw;
             }
-            pub = connect_any(io, known, at);
+            pub = connect_any(io, known, at, failed_at);
             std::printf("clock-publisher: %.3f s connected to %s\n", now_s(start), protocol::endpoint_to_string(at).c_str());
             std::fflush(stdout);
         };
@@ -237,7 +247,10 @@ int main(int argc, char** argv) {
                                         protocol::endpoint_to_string(at).c_str(), e.what());
                             std::fflush(stdout);
                         }
-                        if (pub) ++resent;
+                        if (pub) {
+                            ++resent;
+                            failed_at = at;
+                        }
                         pub.reset();
                         std::this_thread::sleep_for(std::chrono::milliseconds(20));
                     }
