@@ -7,7 +7,14 @@ and optionally the failover of one router. Run as root.
   /usr/bin/python3 perf/cluster.py [--routers 2] [--sessions 2000] [--duration 30] [--threads 1]
         [--front haproxy|none|reuseport] [--auth crypt|allow_all] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
-        [--time-bound S] [--cleanup-stale]
+        [--time-bound S] [--cleanup-stale] [--rate 1]
+        [--backbone icebox|replicated] [--kill-backbone] [--kill-replica publisher|master|slave|1|2|3]
+        [--backbone-tail 30] [--hold-down 0] [--election-timeout 1] [--upstream-manager PROXY]
+
+  e.g. the replicated backbone, one replica killed (perf/RESULTS-cluster.md, "A replicated backbone"):
+  /usr/bin/python3 perf/cluster.py --routers 2 --sessions 4000 --front none --auth allow_all --duration 10 \
+        --rate 10 --backbone replicated --kill-backbone --check --json kill.json
+  /usr/bin/python3 perf/plot_backbone.py kill.png kill.json
 
 Topology (addresses from 198.18.0.0/15, RFC 2544's benchmarking range; nothing is created in
 the root namespace and no traffic leaves the namespaces made here). Every namespace is named
@@ -24,6 +31,39 @@ mrn<pid>-<role>, so concurrent runs never collide:
                               backbone by its own topics.upstream section (topic `time`)
   mrn<pid>-c<j>  198.18.2.<j> clock-subscriber --reconnect through HAProxy, at most 17,000
                               sessions per process (the 20,000 descriptors limit)
+
+--backbone replicated: instead of the icebox, IceStorm replicated 3 times under IceGrid 3.7:
+
+  mrn<pid>-bb    198.18.0.2   icegridregistry (IceGrid/Locator :4061) and clock-publisher --locator
+                              --twoway: it finds IceStorm/TopicManager and the topic's publisher
+                              through the registry, waits for each tick's reply and sends a tick
+                              again to another replica when its replica dies
+  mrn<pid>-bb<k> 198.18.0.1<k> icegridnode node<k> (k = 1..3) running replica k: an icebox with
+                              IceStorm in its replicated mode (NodeId k, LMDB in the node's data,
+                              TopicManager :10000, Publish :10001, election :10002), activation
+                              "always", so its node starts it again when it dies
+
+The application (written to backbone.xml) puts the TopicManager and Publish adapters in replica
+groups IceStorm.TopicManagerReplicaGroup (well-known object IceStorm/TopicManager) and
+IceStorm.PublishReplicaGroup, and sets IceStorm.Election.{Master,Election,Response}Timeout to
+--election-timeout seconds (IceStorm's default 10). Each router gets the registry as its locator
+and topics.upstream.topic_manager IceStorm/TopicManager (--upstream-manager: another proxy): the
+link is replicated state, so each replica forwards the events published to it to every router.
+The run starts once every replica has reported for duty in one group (IceStorm.Trace.Election=1,
+read from the nodes' server output files: node<k>-servers/ in the log directory).
+
+--kill-backbone: after the steady window, 2 s of timeline and a random 0-1 s more (the kill falls at
+a random phase of the replicas' 1 s election timers), then `kill -9` of one replica's icebox
+(--kill-replica: the one the publisher is connected to (default), the master, a slave, or k); the
+routers' moraine_events_delivered_total and moraine_sessions are read every 0.1 s until the
+replica's node has started it again and the replicas replicate 3/3 again (the coordinator's
+`replication commencing with 3/3 nodes`; at most --backbone-tail s), then --tail s more. Reported:
+when it was started again, listening, in a group and 3/3; the clock's longest stop as the
+subscribers saw it (their `max gap`, the longest wait of a session for its next tick, less the
+publisher's period); the routers' longest stretch without a delivery; the ticks lost and received
+twice since the kill; the publisher's failover lines and the replicas' election trace (JSON).
+--check adds: lost 0, a clock stop of at most 1 s, the replica back. perf/plot_backbone.py
+plots the timeline (events/s and sessions up against time, the kill marked).
 
 --front none: no HAProxy and no mrn<pid>-lb; each clock-subscriber gets a router proxy with one
 endpoint per router (`tcp -h 198.18.1.1 -p 4063:tcp -h 198.18.1.2 -p 4063:...`), picks one at
@@ -71,7 +111,8 @@ session of the killed router was restored (and none still reconnecting).
 
 Logs of every process go to a temporary directory (--keep-logs DIR: that directory, kept);
 on failure the directory is kept and the tail of every log is printed. Needs root, iproute2,
-/usr/bin/icebox (zeroc-icebox), /usr/sbin/haproxy (apt-get install haproxy) and python3-yaml;
+/usr/bin/icebox (zeroc-icebox), /usr/sbin/haproxy (apt-get install haproxy), for --backbone replicated
+icegridregistry, icegridnode and icegridadmin (zeroc-icegrid), and python3-yaml;
 the probes inside the namespaces (TCP connects, /metrics) are made by this script itself, from
 a thread that entered the namespace with setns(2). Exit codes: 0 ok, 1 failed
 or --check failed, 2 cannot run here (not root, missing program), 130 interrupted.
@@ -81,6 +122,7 @@ import ctypes
 import json
 import math
 import os
+import random
 import re
 import resource
 import shutil
@@ -108,6 +150,24 @@ PREFIX_LEN = 15  # every address is in 198.18.0.0/15: one L2 segment, no routes 
 CLIENT_PORT, SERVER_PORT, TM_PORT, PUB_PORT, METRICS_PORT = 4063, 4064, 10000, 10001, 9464
 TOPIC = "time"
 INSTANCE = "IceStorm"
+
+# --backbone replicated: an IceGrid registry in mrn<pid>-bb and one IceGrid node per IceStorm replica
+ICEGRIDREGISTRY = "/usr/bin/icegridregistry"
+ICEGRIDNODE = "/usr/bin/icegridnode"
+ICEGRIDADMIN = "/usr/bin/icegridadmin"
+REGISTRY_PORT = 4061
+NODE_PORT = 10002        # each replica's election endpoint (IceStorm's <service>.Node adapter)
+REPLICAS = 3
+TM_GROUP = INSTANCE + ".TopicManagerReplicaGroup"
+PUB_GROUP = INSTANCE + ".PublishReplicaGroup"
+
+
+def replica_ip(k):
+    return "198.18.0.%d" % (10 + k)
+
+
+def locator_proxy():
+    return "IceGrid/Locator:tcp -h %s -p %d" % (BACKBONE_IP, REGISTRY_PORT)
 
 SESSIONS_PER_HAPROXY = 9000   # sessions planned per HAProxy process (one more process as margin)
 ROUTER_FD_BUDGET = 19500      # connections one router may take (its 20,000 descriptors less listeners, links, logs)
@@ -303,11 +363,64 @@ class Proc:
 # the last one without a '\r', so one text line may hold two: every match is used, in order.
 STATUS = re.compile(r"([\d.]+)s  sessions up (\d+) \(failed (\d+), dropped (\d+)\)  ticks/s (\d+)  lost (\d+)  "
                     r"p50 ([\d.]+) ms  p99 ([\d.]+) ms(?:  lost after reconnect (\d+))?"
-                    r"(?:  reconnecting (\d+)  restored (\d+))?")
+                    r"(?:  reconnecting (\d+)  restored (\d+))?"
+                    r"(?:  max gap (\d+) ms  duplicates (\d+))?")
 ALL_UP = re.compile(r"^(\d+) sessions up in ([\d.]+) s")
 SUMMARY = re.compile(r"^summary: sessions (\d+) up, (\d+) failed.*?, (\d+) dropped by the router; ticks received (\d+), "
                      r"lost (\d+), malformed (\d+); latency p50 ([\d.]+) ms, p99 ([\d.]+) ms")
 RECONNECTIONS = re.compile(r"^reconnections: (\d+) sessions restored, (\d+) reconnecting at the end")
+
+
+# An IceStorm replica's election trace (IceStorm.Trace.Election=1) when it joins a group: as its
+# coordinator (the master) or as a slave.
+DUTY = re.compile(r"node (\d+): reporting for duty in group")
+COMMENCING = re.compile(r"replication commencing with (\d+)/(\d+) nodes")
+
+
+class LogWatch:
+    """Follows files another process writes (an IceGrid node's server output), every 50 ms, and
+    keeps each new line with the monotonic time it was seen."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.offsets = {p: 0 for p in paths}
+        self.partial = {p: b"" for p in paths}
+        self.seen = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, daemon=True, name="logwatch")
+
+    def start(self):
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            for p in self.paths:
+                try:
+                    with open(p, "rb") as f:
+                        f.seek(self.offsets[p])
+                        data = f.read()
+                except OSError:
+                    continue
+                if not data:
+                    continue
+                now = time.monotonic()
+                self.offsets[p] += len(data)
+                parts = (self.partial[p] + data).split(b"\n")
+                self.partial[p] = parts.pop()
+                with self.lock:
+                    self.seen += [(now, l.decode(errors="replace")) for l in parts if l.strip()]
+            time.sleep(0.05)
+
+    def lines(self, after=None):
+        with self.lock:
+            return [(t, l) for t, l in self.seen if after is None or t >= after]
+
+    def find(self, regex, after=None):
+        """(time, line) of the first line since `after` that `regex` matches, or None."""
+        for t, l in self.lines(after):
+            if regex.search(l):
+                return t, l
+        return None
 
 
 class Subscriber:
@@ -358,7 +471,9 @@ class Subscriber:
                       "ticks": int(g[4]), "lost": int(g[5]), "p50": float(g[6]), "p99": float(g[7]),
                       "lost_reconnected": None if g[8] is None else int(g[8]),
                       "reconnecting": None if g[9] is None else int(g[9]),
-                      "restored": None if g[10] is None else int(g[10])}
+                      "restored": None if g[10] is None else int(g[10]),
+                      "max_gap_ms": None if g[11] is None else int(g[11]),
+                      "duplicates": None if g[12] is None else int(g[12])}
                 self.ticks_total += st["ticks"]
                 st["ticks_total"] = self.ticks_total
                 self.statuses.append((now, st))
@@ -504,6 +619,9 @@ class Run:
         self.haproxies = []        # (Proc, stats socket path)
         self.subscribers = []
         self.icebox = self.publisher = None
+        self.registry = None
+        self.nodes = []            # --backbone replicated: Proc per IceGrid node (index k-1: replica k)
+        self.replica_logs = {}     # replica k: LogWatch of its IceStorm's output (election traces)
         if a.keep_logs:
             os.makedirs(a.keep_logs, exist_ok=True)
             self.logdir = os.path.abspath(a.keep_logs)
@@ -547,6 +665,9 @@ class Run:
         ip("-n", sw, "link", "add", "br0", "type", "bridge")
         ip("-n", sw, "link", "set", "br0", "up")
         self.add_node("bb", BACKBONE_IP)
+        if self.a.backbone == "replicated":
+            for k in range(1, REPLICAS + 1):
+                self.add_node("bb%d" % k, replica_ip(k))
         if self.a.front == "haproxy":
             self.add_node("lb", LB_IP, wide_ports=True)
         for role in sorted({self.router_role(i) for i in range(1, routers + 1)}):
@@ -631,6 +752,8 @@ class Run:
         self.result["config"]["subscriber_result_line"] = self.subscriber_has_result
 
     def start_backbone(self):
+        if self.a.backbone == "replicated":
+            return self.start_replicated_backbone()
         bb = self.ns("bb")
         cfg = os.path.join(self.tmp, "icebox.cfg")
         props = {
@@ -650,6 +773,187 @@ class Run:
         for port in (TM_PORT, PUB_PORT):
             self.wait_for(lambda port=port: in_netns(bb, tcp_open, BACKBONE_IP, port), 20,
                           "icebox listening on %s:%d" % (BACKBONE_IP, port))
+
+    # -- --backbone replicated -------------------------------------------------------------
+
+    def backbone_xml(self):
+        """The IceGrid application: IceStorm replicated 3 times (IceStorm's HA mode: an elected
+        master, the others slaves; each replica delivers the events published to it), one
+        replica per node, each an IceBox server with activation "always" (its node starts it
+        again when it dies). The TopicManager and Publish adapters are in replica groups; the
+        adapter ids follow the <instance><node id>.TopicManager / .Node pattern by which each
+        replica finds the others through the registry."""
+        t = self.a.election_timeout
+        replicas = []
+        for k in range(1, REPLICAS + 1):
+            ip_ = replica_ip(k)
+            replicas.append("""    <node name="node{k}">
+      <icebox id="{inst}{k}" exe="{icebox}" activation="always" user="root">
+        <property name="Ice.Warn.Connections" value="0"/>
+        <service name="{inst}" entry="IceStormService,37:createIceStorm">
+          <adapter name="${{service}}.TopicManager" id="{inst}{k}.TopicManager" replica-group="{tm_group}"
+                   endpoints="tcp -h {ip} -p {tm}"/>
+          <adapter name="${{service}}.Publish" id="{inst}{k}.Publish" replica-group="{pub_group}"
+                   endpoints="tcp -h {ip} -p {pub}"/>
+          <adapter name="${{service}}.Node" id="{inst}{k}.Node" endpoints="tcp -h {ip} -p {node}"/>
+          <properties>
+            <property name="${{service}}.InstanceName" value="{inst}"/>
+            <property name="${{service}}.NodeId" value="{k}"/>
+            <property name="${{service}}.LMDB.Path" value="${{service.data}}"/>
+            <property name="${{service}}.LMDB.MapSize" value="16"/>
+            <property name="${{service}}.Discard.Interval" value="1"/>
+            <property name="${{service}}.Election.MasterTimeout" value="{t}"/>
+            <property name="${{service}}.Election.ElectionTimeout" value="{t}"/>
+            <property name="${{service}}.Election.ResponseTimeout" value="{t}"/>
+            <property name="${{service}}.Trace.Election" value="1"/>
+          </properties>
+        </service>
+      </icebox>
+    </node>""".format(k=k, inst=INSTANCE, icebox=ICEBOX, tm_group=TM_GROUP, pub_group=PUB_GROUP, ip=ip_,
+                      tm=TM_PORT, pub=PUB_PORT, node=NODE_PORT, t=t))
+        return """<!-- written by perf/cluster.py: IceStorm replicated {n} times under IceGrid -->
+<icegrid>
+  <application name="Backbone">
+    <replica-group id="{tm_group}">
+      <load-balancing type="random" n-replicas="0"/>
+      <object identity="{inst}/TopicManager" type="::IceStorm::TopicManager"/>
+    </replica-group>
+    <replica-group id="{pub_group}">
+      <load-balancing type="random" n-replicas="0"/>
+    </replica-group>
+{replicas}
+  </application>
+</icegrid>
+""".format(n=REPLICAS, tm_group=TM_GROUP, pub_group=PUB_GROUP, inst=INSTANCE, replicas="\n".join(replicas))
+
+    def write_config(self, name, props):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write("# written by perf/cluster.py\n")
+            for k in sorted(props):
+                f.write("%s=%s\n" % (k, props[k]))
+        return path
+
+    def start_replicated_backbone(self):
+        bb = self.ns("bb")
+        t0 = time.monotonic()
+        reg_data = os.path.join(self.tmp, "registry")
+        os.makedirs(reg_data)
+        cfg = self.write_config("registry.cfg", {
+            "IceGrid.InstanceName": "IceGrid",
+            "IceGrid.Registry.Client.Endpoints": "tcp -h %s -p %d" % (BACKBONE_IP, REGISTRY_PORT),
+            "IceGrid.Registry.Server.Endpoints": "tcp -h %s" % BACKBONE_IP,
+            "IceGrid.Registry.Internal.Endpoints": "tcp -h %s" % BACKBONE_IP,
+            "IceGrid.Registry.LMDB.Path": reg_data,
+            "IceGrid.Registry.LMDB.MapSize": "16",
+            "IceGrid.Registry.PermissionsVerifier": "IceGrid/NullPermissionsVerifier",
+            "IceGrid.Registry.AdminPermissionsVerifier": "IceGrid/NullPermissionsVerifier",
+            "IceGrid.Registry.Discovery.Enabled": "0",
+            "Ice.Warn.Connections": "0",
+        })
+        self.registry = self.start("icegridregistry", "registry", bb, [ICEGRIDREGISTRY, "--Ice.Config=" + cfg])
+        self.wait_for(lambda: in_netns(bb, tcp_open, BACKBONE_IP, REGISTRY_PORT), 20,
+                      "icegridregistry listening on %s:%d" % (BACKBONE_IP, REGISTRY_PORT))
+        for k in range(1, REPLICAS + 1):
+            data, out = os.path.join(self.tmp, "node%d" % k), os.path.join(self.logdir, "node%d-servers" % k)
+            os.makedirs(data)
+            os.makedirs(out, exist_ok=True)
+            ncfg = self.write_config("node%d.cfg" % k, {
+                "Ice.Default.Locator": locator_proxy(),
+                "IceGrid.Node.Name": "node%d" % k,
+                "IceGrid.Node.Endpoints": "tcp -h %s" % replica_ip(k),
+                "IceGrid.Node.Data": data,
+                "IceGrid.Node.Output": out,
+                # Run as root (this script must), a server without `user` would run as nobody, who
+                # cannot read the run's directory: the descriptor names root, which this allows.
+                "IceGrid.Node.AllowRunningServersAsRoot": "1",
+                "IceGrid.Node.Trace.Server": "1",
+                "Ice.Warn.Connections": "0",
+            })
+            self.nodes.append(self.start("icegridnode-%d" % k, "backbone", self.ns("bb%d" % k),
+                                         [ICEGRIDNODE, "--Ice.Config=" + ncfg]))
+            self.replica_logs[k] = LogWatch([os.path.join(out, "%s%d.err" % (INSTANCE, k)),
+                                             os.path.join(out, "%s%d.out" % (INSTANCE, k))])
+        xml = os.path.join(self.tmp, "backbone.xml")
+        with open(xml, "w") as f:
+            f.write(self.backbone_xml())
+
+        def deployed():
+            r = subprocess.run(["ip", "netns", "exec", bb, ICEGRIDADMIN, "--Ice.Default.Locator=" + locator_proxy(),
+                                "-u", "perf", "-p", "perf", "-e", "application add '%s'" % xml],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+            if r.returncode != 0:
+                self.deploy_error = r.stdout.strip()
+            return r.returncode == 0
+        self.wait_for(deployed, 20, "icegridadmin application add (%s)" % getattr(self, "deploy_error", ""), interval=1.0)
+        for w in self.replica_logs.values():
+            w.start()
+        # Every replica up, then one master and the others reporting for duty (the first election
+        # needs all of them: IceStorm's start-up rule).
+        for k in range(1, REPLICAS + 1):
+            self.wait_for(lambda k=k: in_netns(self.ns("bb%d" % k), tcp_open, replica_ip(k), TM_PORT), 30,
+                          "IceStorm replica %d listening on %s:%d" % (k, replica_ip(k), TM_PORT))
+
+        def formed():
+            return all(self.replica_logs[k].find(DUTY) for k in range(1, REPLICAS + 1))
+        self.wait_for(formed, 60, "the IceStorm replicas electing a master (%s in their logs)" % DUTY.pattern)
+        master = self.master()
+        self.result["backbone"] = {"kind": "replicated", "replicas": REPLICAS, "election_timeouts_s": self.a.election_timeout,
+                                   "formed_s": round(time.monotonic() - t0, 2), "master": master,
+                                   "replica_pids": {k: self.replica_pid(k) for k in range(1, REPLICAS + 1)}}
+        log("backbone: IceGrid registry %s:%d, %d IceStorm replicas (%s), master replica %s, formed in %.1f s"
+            % (BACKBONE_IP, REGISTRY_PORT, REPLICAS, ", ".join(replica_ip(k) for k in range(1, REPLICAS + 1)),
+               master, time.monotonic() - t0))
+
+    def icegridadmin(self, command, timeout=30):
+        """Runs one icegridadmin command against the run's registry; Fail if it fails."""
+        r = subprocess.run(["ip", "netns", "exec", self.ns("bb"), ICEGRIDADMIN, "--Ice.Default.Locator=" + locator_proxy(),
+                            "-u", "perf", "-p", "perf", "-e", command],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise Fail("icegridadmin %s: %s" % (command, r.stdout.strip()))
+        return r.stdout
+
+    def replica_pid(self, k):
+        """The PID of replica k's icebox: the child of IceGrid node k (None while there is none)."""
+        node = self.nodes[k - 1]
+        kids = []
+        try:
+            for tid in os.listdir("/proc/%d/task" % node.pid):
+                with open("/proc/%d/task/%s/children" % (node.pid, tid)) as f:
+                    kids += [int(x) for x in f.read().split()]
+        except OSError:
+            return None
+        for pid in kids:
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if b"icebox" in f.read():
+                        return pid
+            except OSError:
+                pass
+        return None
+
+    def master(self, after=None):
+        """The replica whose last election trace (since `after`) says it became the coordinator."""
+        best = None
+        for k, w in self.replica_logs.items():
+            for t, line in w.lines(after):
+                if DUTY.search(line) and "as coordinator" in line and (best is None or t > best[0]):
+                    best = (t, k)
+        return best[1] if best else None
+
+    def publisher_replica(self):
+        """The replica the publisher's last `connected to` line names (None if unknown)."""
+        try:
+            with open(self.publisher.log_path, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return None
+        ms = re.findall(r"connected to tcp -h (\S+) -p", text)
+        for k in range(1, REPLICAS + 1):
+            if ms and ms[-1] == replica_ip(k):
+                return k
+        return None
 
     def router_yaml(self, i):
         import yaml  # python3-yaml
@@ -677,8 +981,12 @@ class Run:
         # What the clients write; with --front reuseport no router binds it, and each reaches its own.
         t["topic_manager_published_endpoints"] = "tcp -h 127.0.0.1 -p %d" % TM_PORT
         t["publish_endpoints"] = "tcp -h %s -p %d" % (addr, pub_port)
+        if self.a.backbone == "replicated":
+            # The replicated IceStorm hands out indirect proxies (its replica groups): the router
+            # resolves them through the IceGrid registry, as an Ice client with Ice.Default.Locator.
+            cfg["locator"] = {"proxy": locator_proxy()}
         t["upstream"] = {
-            "topic_manager": "%s/TopicManager:tcp -h %s -p %d" % (INSTANCE, BACKBONE_IP, TM_PORT),
+            "topic_manager": self.upstream_manager(),
             "topics": [TOPIC],
             "link_category": "edge%d" % i,  # the identity the backbone links to: one per router
             "endpoints": "tcp -h %s -p %d" % (addr, tm_port),
@@ -727,10 +1035,23 @@ class Run:
         log("topic '%s' linked from the backbone by every router (topics.upstream) after %.1f s"
             % (TOPIC, time.monotonic() - t0))
 
+    def upstream_manager(self):
+        """The backbone's TopicManager as each router's topics.upstream names it."""
+        if self.a.backbone == "replicated":
+            # The replica group's well-known object, found through the locator (findObjectById,
+            # then the group's endpoints): every replica registered, tried in turn.
+            return self.a.upstream_manager or "%s/TopicManager" % INSTANCE
+        return "%s/TopicManager:tcp -h %s -p %d" % (INSTANCE, BACKBONE_IP, TM_PORT)
+
     def start_publisher(self):
+        if self.a.backbone == "replicated":
+            # An IceStorm client of IceGrid: the TopicManager and the publisher object through the
+            # locator, twoway, sending a tick again to another replica if its replica dies.
+            where = ["--locator", "tcp -h %s -p %d" % (BACKBONE_IP, REGISTRY_PORT), "--twoway"]
+        else:
+            where = ["--topic-manager", "tcp -h %s -p %d" % (BACKBONE_IP, TM_PORT)]
         self.publisher = self.start("publisher", "publisher", self.ns("bb"),
-                                    [self.bins["clock-publisher"], "--topic-manager",
-                                     "tcp -h %s -p %d" % (BACKBONE_IP, TM_PORT), "--topic", TOPIC, "--rate", str(self.a.rate)])
+                                    [self.bins["clock-publisher"]] + where + ["--topic", TOPIC, "--rate", str(self.a.rate)])
 
     def start_haproxy(self, total):
         n = math.ceil(total / SESSIONS_PER_HAPROXY) + 1
@@ -827,9 +1148,19 @@ class Run:
         return "subscribers: %d/%d sessions up, ticks/s %d, lost %d, reconnecting %d" % (
             up, self.a.sessions, ticks, lost, rec)
 
+    def cpu_subjects(self):
+        """(name, role, pid) of every process whose CPU is counted: the children started here and,
+        with --backbone replicated, the IceStorm replicas their IceGrid nodes started."""
+        subjects = [(p.name, p.role, p.pid) for p in self.procs]
+        for k in range(1, len(self.nodes) + 1):
+            pid = self.replica_pid(k)
+            if pid:
+                subjects.append(("icestorm-%d" % k, "backbone", pid))
+        return subjects
+
     def cpu_snapshot(self):
         """{name: (utime + stime, schedstat)} in seconds."""
-        return {p.name: (cpu_seconds(p.pid), sched_seconds(p.pid)) for p in self.procs}
+        return {name: (cpu_seconds(pid), sched_seconds(pid)) for name, _, pid in self.cpu_subjects()}
 
     # -- the measurement ------------------------------------------------------------------
 
@@ -838,7 +1169,8 @@ class Run:
         total = a.sessions
         res = self.result
         settle_bound = a.settle_max
-        failover_bound = (a.failover_timeout + a.tail + 2) if a.failover else 0
+        failover_bound = ((a.failover_timeout + a.tail + 2) if a.failover else 0) + \
+            ((a.backbone_tail + 5) if a.kill_backbone else 0)
         if self.subscriber_has_result:
             sub_duration = settle_bound + a.duration + failover_bound + 120  # stopped by SIGINT before that
         else:
@@ -941,6 +1273,8 @@ class Run:
 
         if a.failover:
             res["failover"] = self.failover(total)
+        if a.kill_backbone:
+            res["backbone_kill"] = self.backbone_kill()
 
         self.stop_subscribers()
         finals = [s.final() for s in self.subscribers]
@@ -963,13 +1297,13 @@ class Run:
     def window_figures(self, wall, cpu0, cpu1, sub0, sub1, ms0, ms1, rss, t0, t1, per_router):
         a = self.a
         cpu = {}
-        for p in self.procs:
-            (c0, n0), (c1, n1) = cpu0.get(p.name, (None, None)), cpu1.get(p.name, (None, None))
-            cpu[p.name] = {"role": p.role, "pid": p.pid,
-                           "cpu_s": None if c0 is None or c1 is None else round(c1 - c0, 3),
-                           "sched_s": None if n0 is None or n1 is None else round(n1 - n0, 4)}
-            if cpu[p.name]["cpu_s"] is not None:
-                cpu[p.name]["cpu_percent"] = round(100.0 * (c1 - c0) / wall, 1)
+        for name, role, pid in self.cpu_subjects():
+            (c0, n0), (c1, n1) = cpu0.get(name, (None, None)), cpu1.get(name, (None, None))
+            cpu[name] = {"role": role, "pid": pid,
+                         "cpu_s": None if c0 is None or c1 is None else round(c1 - c0, 3),
+                         "sched_s": None if n0 is None or n1 is None else round(n1 - n0, 4)}
+            if cpu[name]["cpu_s"] is not None:
+                cpu[name]["cpu_percent"] = round(100.0 * (c1 - c0) / wall, 1)
         events = sum(b["ticks_total"] - a_["ticks_total"] for a_, b in zip(sub0, sub1))
         lost = sum(b["lost"] - a_["lost"] for a_, b in zip(sub0, sub1))
         router_events = int(sum((ms1[i] or {}).get("moraine_events_delivered_total", 0)
@@ -991,10 +1325,10 @@ class Run:
         def per_event(c):
             return None if c is None or not denominator else round(1e6 * c / denominator, 2)
         groups = {"routers": group({"router"}), "haproxy": group({"haproxy"}), "backbone (icebox)": group({"backbone"}),
-                  "infrastructure": group({"router", "haproxy", "backbone"}),
+                  "infrastructure": group({"router", "haproxy", "backbone", "registry"}),
                   "load generators": group({"subscriber", "publisher"})}
         roles = {"routers": {"router"}, "haproxy": {"haproxy"}, "backbone (icebox)": {"backbone"},
-                 "infrastructure": {"router", "haproxy", "backbone"}, "load generators": {"subscriber", "publisher"}}
+                 "infrastructure": {"router", "haproxy", "backbone", "registry"}, "load generators": {"subscriber", "publisher"}}
         sched = {k: group(r, "sched_s") for k, r in roles.items()}
         subs = []
         for s, a_, b in zip(self.subscribers, sub0, sub1):
@@ -1146,6 +1480,174 @@ class Run:
                                            for i, m in ms.items()}
         return fo
 
+    def timeline_sample(self):
+        """One point of the backbone-kill timeline: each router's delivered events (counter) and
+        sessions, from /metrics."""
+        ms = self.scrape_routers()
+        return {"t": time.monotonic(),
+                "delivered": {"router-%d" % i: int(m.get("moraine_events_delivered_total", 0)) if m else None
+                              for i, m in ms.items()},
+                "sessions": {"router-%d" % i: int(m.get("moraine_sessions", 0)) if m else None for i, m in ms.items()}}
+
+    def backbone_kill(self):
+        """kill -9 one IceStorm replica (--kill-replica) and follow, every 100 ms, the events the
+        routers deliver and the sessions they hold, until its node has started it again and it
+        is back in the replica set (the coordinator's `replication commencing with 3/3 nodes`),
+        then --tail more seconds. The subscribers give the clock's longest stop (their `max gap`)
+        and the ticks lost or received twice since the kill."""
+        a = self.a
+        pts = []
+        step = 0.1
+
+        grid = [time.monotonic()]  # the next sample's time: one 0.1 s grid across the calls below
+
+        def sample_until(t_end, stop=None):
+            while time.monotonic() < t_end:
+                time.sleep(max(0.0, grid[0] - time.monotonic()))
+                grid[0] = max(grid[0] + step, time.monotonic() + step / 2)  # after a slow scrape: no bunching
+                pts.append(self.timeline_sample())
+                self.check_alive()
+                if stop and stop():
+                    return
+
+        t_before = time.monotonic()
+        # The steady state the timeline starts with: 2 s, then a random fraction of a second, so
+        # that the kill falls at a random point of the replicas' 1 s election timers (a slave's
+        # MasterTimeout check, the master's ElectionTimeout check), which decide how long the
+        # replicas hold events; without it every run would kill at about the same phase.
+        delay = 2.0 + random.uniform(0.0, 1.0)
+        sample_until(t_before + delay)
+        pub_k, master = self.publisher_replica(), self.master()
+        choice = a.kill_replica
+        if choice == "publisher":
+            victim = pub_k
+        elif choice == "master":
+            victim = master
+        elif choice == "slave":
+            victim = next((k for k in range(1, REPLICAS + 1) if k not in (pub_k, master)), None) or \
+                next(k for k in range(1, REPLICAS + 1) if k != master)
+        else:
+            victim = int(choice)
+        if victim is None or not 1 <= victim <= REPLICAS:
+            raise Fail("--kill-replica %s: cannot tell which replica (publisher's %s, master %s)" % (choice, pub_k, master))
+        pid = self.replica_pid(victim)
+        if pid is None:
+            raise Fail("replica %d: no icebox process under its IceGrid node" % victim)
+        roles = [r for r, k in (("the publisher's", pub_k), ("master", master)) if k == victim] or ["slave"]
+        base = [s.last()[1] for s in self.subscribers]
+        server = "%s%d" % (INSTANCE, victim)
+        if a.hold_down:
+            # The replica's host "lost" for --hold-down s: its node may not start it again until
+            # then (a disabled server keeps running; it only cannot be started).
+            self.icegridadmin("server disable %s" % server)
+        log("backbone kill: kill -9 IceStorm replica %d (%s; pid %d): the publisher talks to replica %s, the master is %s%s"
+            % (victim, " and ".join(roles), pid, pub_k, master,
+               "; its node may start it again after %d s" % a.hold_down if a.hold_down else ""))
+        t_kill = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None}
+        new_pid = [None]
+        ns, addr = self.ns("bb%d" % victim), replica_ip(victim)
+        enabler = []
+
+        def progress():
+            now = time.monotonic()
+            if a.hold_down and not enabler and now - t_kill >= a.hold_down:
+                def enable():
+                    self.icegridadmin("server enable %s" % server)
+                    ev["enabled"] = time.monotonic()
+                enabler.append(threading.Thread(target=enable, daemon=True))
+                enabler[0].start()
+            if ev["restarted"] is None:
+                p2 = self.replica_pid(victim)
+                if p2 and p2 != pid:
+                    ev["restarted"], new_pid[0] = now, p2
+            if ev["restarted"] is not None and ev["listening"] is None and in_netns(ns, tcp_open, addr, TM_PORT, 0.2):
+                ev["listening"] = now
+            if ev["rejoined"] is None:
+                f = self.replica_logs[victim].find(DUTY, t_kill)
+                if f:
+                    ev["rejoined"] = f[0]
+            if ev["replica_set_full"] is None:
+                for w in self.replica_logs.values():
+                    for t, line in w.lines(t_kill):
+                        m = COMMENCING.search(line)
+                        if m and int(m.group(1)) == int(m.group(2)) == REPLICAS:
+                            ev["replica_set_full"] = t
+                            break
+                    if ev["replica_set_full"] is not None:
+                        break
+            return ev["replica_set_full"] is not None and ev["rejoined"] is not None
+        sample_until(t_kill + a.backbone_tail, progress)
+        if ev["replica_set_full"] is None:
+            log("backbone kill: replica %d NOT back in a %d-replica set within %d s" % (victim, REPLICAS, a.backbone_tail))
+        else:
+            log("backbone kill: replica %d restarted by its node after %.2f s, listening after %s s, back in the "
+                "replica set (%d/%d) after %.2f s; %d s more"
+                % (victim, ev["restarted"] - t_kill, fmt(ev["listening"] and ev["listening"] - t_kill, "%.2f"),
+                   REPLICAS, REPLICAS, ev["replica_set_full"] - t_kill, a.tail))
+        sample_until(time.monotonic() + a.tail)
+        t_end = time.monotonic()
+        time.sleep(1.5)  # the subscribers' status line covering the end
+        last = [s.last()[1] for s in self.subscribers]
+
+        # The timeline: events/s delivered by the routers between successive points, and sessions held.
+        timeline = []
+        for p0, p1 in zip(pts, pts[1:]):
+            d0, d1 = p0["delivered"], p1["delivered"]
+            ok = all(d1.get(n) is not None and d0.get(n) is not None for n in d1)
+            dt = p1["t"] - p0["t"]
+            timeline.append({"t": round(p1["t"] - t_kill, 3),
+                             "events_per_s": round(sum(d1[n] - d0[n] for n in d1) / dt, 1) if ok and dt > 0 else None,
+                             "sessions": sum(v or 0 for v in p1["sessions"].values()),
+                             "per_router": p1["sessions"]})
+        # The routers' view of the stop: the longest time between two points whose counters grew.
+        grew = [p["t"] for p0, p in zip(pts, pts[1:])
+                if sum(v or 0 for v in p["delivered"].values()) > sum(v or 0 for v in p0["delivered"].values())]
+        after = [t for t in grew if t >= t_kill - 2.0]
+        router_gap = max((t1 - t0 for t0, t1 in zip(after, after[1:])), default=None)
+        # The subscribers' view: the longest wait of a session for its next tick (status lines
+        # since the kill, the one covering it included), against the same figure before.
+        gaps_after = [st["max_gap_ms"] for s in self.subscribers for st in s.since(t_kill) if st["max_gap_ms"] is not None]
+        gaps_before = [st["max_gap_ms"] for s in self.subscribers for st in s.since(t_kill - 10.0, t_kill)
+                       if st["max_gap_ms"] is not None]
+        period_ms = 1000.0 / a.rate
+        pub_lines = []
+        try:
+            with open(self.publisher.log_path, errors="replace") as f:
+                pub_lines = [l.strip() for l in f if "failed:" in l or "connected to" in l]
+        except OSError:
+            pass
+        bk = {"replica": victim, "pid": pid, "kill_after_s": round(delay, 3), "new_pid": new_pid[0], "roles": roles, "hold_down_s": a.hold_down,
+              "enabled_s": round(ev["enabled"] - t_kill, 2) if ev["enabled"] else None,
+              "publisher_replica_before": pub_k, "master_before": master,
+              "master_after": self.master(t_kill), "publisher_replica_after": self.publisher_replica(),
+              "restarted_s": round(ev["restarted"] - t_kill, 2) if ev["restarted"] else None,
+              "listening_s": round(ev["listening"] - t_kill, 2) if ev["listening"] else None,
+              "rejoined_s": round(ev["rejoined"] - t_kill, 2) if ev["rejoined"] else None,
+              "replica_set_full_s": round(ev["replica_set_full"] - t_kill, 2) if ev["replica_set_full"] else None,
+              "period_ms": period_ms,
+              "max_gap_ms": max(gaps_after, default=None), "max_gap_before_ms": max(gaps_before, default=None),
+              "router_longest_stop_s": round(router_gap, 3) if router_gap is not None else None,
+              "lost": sum(l["lost"] - b["lost"] for l, b in zip(last, base)),
+              "lost_reconnected": sum((l["lost_reconnected"] or 0) - (b["lost_reconnected"] or 0) for l, b in zip(last, base)),
+              "duplicates": sum((l["duplicates"] or 0) - (b["duplicates"] or 0) for l, b in zip(last, base)),
+              "reconnecting": sum(l["reconnecting"] or 0 for l in last),
+              "seconds_after_kill": round(t_end - t_kill, 1),
+              "publisher_log": pub_lines[-20:],
+              "election_trace": ["%.3f %s" % (t - t_kill, l) for k in sorted(self.replica_logs)
+                                 for t, l in self.replica_logs[k].lines(t_kill - 0.5) if "Election" in l][:200],
+              "timeline": timeline,
+              "subscriber_seconds": self.subscriber_timeline(t_before, t_kill)}
+        stop = None if bk["max_gap_ms"] is None else bk["max_gap_ms"] - period_ms
+        bk["clock_stop_ms"] = round(stop, 1) if stop is not None else None
+        log("backbone kill: longest wait of a session for its next tick %s ms (%s ms before the kill; the period is "
+            "%.0f ms), so the clock stopped for %s ms; the routers' longest stretch without a delivery %s s; lost %d, "
+            "received twice %d"
+            % (bk["max_gap_ms"], bk["max_gap_before_ms"], period_ms, fmt(bk["clock_stop_ms"], "%.0f"),
+               fmt(bk["router_longest_stop_s"], "%.2f"), bk["lost"], bk["duplicates"]))
+        return bk
+
     def stop_subscribers(self):
         """SIGINT (each prints its final lines and result at its next status tick), or, for an
         older clock-subscriber, waits for it to end by itself; the result or summary is read."""
@@ -1166,7 +1668,7 @@ class Run:
     # -- teardown ---------------------------------------------------------------------------
 
     def teardown(self):
-        order = ["subscriber", "publisher", "haproxy", "router", "backbone"]
+        order = ["subscriber", "publisher", "haproxy", "router", "backbone", "registry"]
         for role in order:
             group = [p for p in self.procs if p.role == role and p.alive()]
             sig = signal.SIGINT if role == "subscriber" else signal.SIGTERM
@@ -1187,6 +1689,16 @@ class Run:
                 p.log.close()
             except OSError:
                 pass
+        # The IceStorm replicas are their IceGrid nodes' children: a node stops them when it
+        # stops; any left (a node killed after its timeout) are this run's, in its namespaces.
+        for name in self.namespaces:
+            if re.match(r"^%s-bb\d+$" % re.escape(self.prefix), name):
+                for pid in ip("netns", "pids", name, check=False).stdout.split():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                        log("killed replica process %s left in %s" % (pid, name))
+                    except (OSError, ValueError):
+                        pass
         for name in reversed(self.namespaces):
             r = ip("netns", "pids", name, check=False)
             left = r.stdout.split()
@@ -1224,8 +1736,9 @@ def report(res, a):
     print()
     front = ("HAProxy x%d" % len(res.get("haproxy", {}).get("processes", [])) if a.front == "haproxy"
              else "no proxy (%s)" % front_text(a))
-    print("=== cluster: %d routers (threads %d), %d sessions, %s, icebox backbone linked to each router ==="
-          % (a.routers, a.threads, a.sessions, front))
+    print("=== cluster: %d routers (threads %d), %d sessions, %s, %s backbone linked to each router ==="
+          % (a.routers, a.threads, a.sessions, front,
+             "icebox" if a.backbone == "icebox" else "IceStorm replicated %d times under IceGrid" % REPLICAS))
     s = res.get("setup")
     if s:
         print("set-up: all sessions up in %.1f s from the subscribers' start (they say %s s, at their 1 s status ticks; "
@@ -1289,6 +1802,26 @@ def report(res, a):
         print("  ticks lost since the kill: undisturbed sessions %d, reconnected sessions %s; ticks/s in the tail: %s"
               % (fo["lost_undisturbed"], fmt(fo.get("lost_reconnected"), "%d", "?"),
                  ", ".join(str(t) for t in fo["tail_ticks_per_s"])))
+    bk = res.get("backbone_kill")
+    if bk:
+        print()
+        if bk.get("hold_down_s"):
+            print("backbone kill: the replica's server was disabled in IceGrid for %d s (enabled again after %s s)"
+                  % (bk["hold_down_s"], fmt(bk.get("enabled_s"), "%.2f")))
+        print("backbone kill: IceStorm replica %d (%s) killed; its node restarted it after %s s, listening after %s s, "
+              "in a group again after %s s, %d/%d replicas replicating after %s s; master %s -> %s, publisher on "
+              "replica %s -> %s"
+              % (bk["replica"], " and ".join(bk["roles"]), fmt(bk["restarted_s"], "%.2f"), fmt(bk["listening_s"], "%.2f"),
+                 fmt(bk["rejoined_s"], "%.2f"), REPLICAS, REPLICAS, fmt(bk["replica_set_full_s"], "%.2f"),
+                 bk["master_before"], bk["master_after"], bk["publisher_replica_before"], bk["publisher_replica_after"]))
+        print("  clock: longest wait of a session for its next tick %s ms (before the kill %s ms; period %.0f ms): "
+              "stopped %s ms; routers' longest stretch without a delivery %s s; lost %d (reconnected sessions %d), "
+              "received twice %d"
+              % (fmt(bk["max_gap_ms"], "%d"), fmt(bk["max_gap_before_ms"], "%d"), bk["period_ms"],
+                 fmt(bk["clock_stop_ms"], "%.0f"), fmt(bk["router_longest_stop_s"], "%.2f"), bk["lost"],
+                 bk["lost_reconnected"], bk["duplicates"]))
+        for l in bk["publisher_log"]:
+            print("  publisher: " + l)
     subs = res.get("subscribers")
     if subs:
         print()
@@ -1336,6 +1869,17 @@ def checks(res, a):
     c["events flowed"] = (flowed, "routers delivered %s, subscribers received %s, of %s expected in the window "
                           "(--rate per session per second)" % (w and w["router_events_delivered"], w and w["events"],
                                                             w and w["expected_events"]))
+    if a.kill_backbone:
+        bk = res.get("backbone_kill")
+        c["backbone kill: lost 0"] = (bool(bk) and bk["lost"] == 0 and bk["lost_reconnected"] == 0,
+                                      "lost %s since the kill" % (bk and bk["lost"]))
+        c["backbone kill: clock stop <= 1 s"] = (bool(bk) and bk["clock_stop_ms"] is not None
+                                                 and bk["clock_stop_ms"] <= 1000,
+                                                 "longest wait for a tick %s ms, period %s ms" % (
+                                                     bk and bk["max_gap_ms"], bk and bk["period_ms"]))
+        c["backbone kill: replica back"] = (bool(bk) and bk["replica_set_full_s"] is not None,
+                                            "%d/%d replicas after %s s" % (REPLICAS, REPLICAS,
+                                                                          bk and bk["replica_set_full_s"]))
     if a.failover:
         fo = res.get("failover")
         ok = bool(fo) and fo["restored_s"] is not None and fo["restored"] >= fo["sessions_on_killed_router"] \
@@ -1379,6 +1923,30 @@ def main():
                          "development machine); allow_all: any user and password, to time set-up and failover "
                          "without that cost")
     ap.add_argument("--failover", action="store_true", help="kill -9 router 1 after the window and time the failover")
+    ap.add_argument("--backbone", choices=("icebox", "replicated"), default="icebox",
+                    help="icebox: one transient IceStorm in mrn<pid>-bb (default); replicated: an IceGrid registry "
+                         "there and IceStorm replicated 3 times under IceGrid, one IceGrid node and replica per "
+                         "namespace mrn<pid>-bb1..3, the publisher twoway through the locator")
+    ap.add_argument("--kill-backbone", action="store_true",
+                    help="after the window (and --failover, if given), kill -9 one IceStorm replica and record the "
+                         "timeline until it is back in the replica set (--backbone replicated)")
+    ap.add_argument("--kill-replica", default="publisher",
+                    help="which replica --kill-backbone kills: publisher (the one the publisher is connected to; "
+                         "default), master (the elected coordinator), slave (one that is neither), or 1..3")
+    ap.add_argument("--backbone-tail", type=int, default=30,
+                    help="seconds at most after the backbone kill (default 30): the timeline runs until the killed "
+                         "replica is back in the replica set, then --tail more seconds")
+    ap.add_argument("--hold-down", type=int, default=0,
+                    help="with --kill-backbone: the killed replica's server is disabled in IceGrid for this many "
+                         "seconds first (icegridadmin server disable/enable), so its node starts it again only then: "
+                         "a replica whose host is gone for a while (default 0: started again at once)")
+    ap.add_argument("--election-timeout", type=int, default=1,
+                    help="IceStorm.Election.{Master,Election,Response}Timeout of the replicas, seconds (default 1; "
+                         "IceStorm's own default is 10)")
+    ap.add_argument("--upstream-manager", help="the routers' topics.upstream.topic_manager with --backbone replicated "
+                    "(default IceStorm/TopicManager, the replica group's well-known object through the locator; e.g. "
+                    "'IceStorm/TopicManager:tcp -h 198.18.0.11 -p 10000:tcp -h 198.18.0.12 -p 10000:tcp -h 198.18.0.13 "
+                    "-p 10000' names the replicas directly)")
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "bin"),
                     help="moraine-router, clock-subscriber and clock-publisher (default build/bin)")
     ap.add_argument("--json", help="write every figure to this file")
@@ -1417,6 +1985,14 @@ def main():
     if math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER) > 250:
         print("cluster.py: too many sessions", file=sys.stderr)
         return 2
+    if a.kill_backbone and a.backbone != "replicated":
+        print("cluster.py: --kill-backbone needs --backbone replicated", file=sys.stderr)
+        return 2
+    if a.backbone == "replicated":
+        for prog in (ICEGRIDREGISTRY, ICEGRIDNODE, ICEGRIDADMIN):
+            if not os.path.exists(prog):
+                print("cluster.py: %s is missing: apt-get install zeroc-icegrid" % prog, file=sys.stderr)
+                return 2
     if a.failover and a.routers < 2:
         print("cluster.py: --failover needs --routers 2 or more", file=sys.stderr)
         return 2
@@ -1439,7 +2015,8 @@ def main():
     res = run.result
     res["config"].update({"routers": a.routers, "sessions": a.sessions, "rate": a.rate, "duration_s": a.duration,
                           "threads": a.threads,
-                          "failover": a.failover,
+                          "failover": a.failover, "backbone": a.backbone, "kill_backbone": a.kill_backbone,
+                          "kill_replica": a.kill_replica if a.kill_backbone else None,
                           "subscriber_processes": math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER),
                           "front": a.front, "auth": a.auth,
                           "haproxy_processes": (math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1
@@ -1448,7 +2025,8 @@ def main():
 
     # The whole run is bounded: start-up, set-up, settle, window, failover, stop, plus margin.
     bound = a.time_bound or (180 + a.setup_timeout + a.settle_max + a.duration
-                             + (a.failover_timeout + a.tail if a.failover else 0))
+                             + (a.failover_timeout + a.tail if a.failover else 0)
+                             + (a.backbone_tail + a.tail + 90 if a.backbone == "replicated" else 0))
     main_thread = threading.main_thread()
     timed_out = threading.Event()
 

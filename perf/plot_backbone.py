@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""plot_backbone.py: the timeline of perf/cluster.py --backbone replicated --kill-backbone runs, as a PNG.
+
+  /usr/bin/python3 perf/plot_backbone.py OUT.png RUN.json [RUN.json ...]
+
+One column per run. Top: events per second the routers delivered (moraine_events_delivered_total,
+polled every 0.1 s), against seconds since one IceStorm replica was killed (-2 s: the steady
+state before it). Bottom: sessions the routers held (moraine_sessions). Red line: the kill.
+Orange dotted line: its IceGrid node has started it again. Green dashed line: the replicas
+replicate 3/3 again. Runs with --hold-down say so in their title. Needs python3-matplotlib.
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def marks(ax, bk):
+    ax.axvline(0, color="red", linewidth=0.9, label="kill -9")
+    if bk.get("restarted_s") is not None:
+        ax.axvline(bk["restarted_s"], color="orange", linestyle=":", linewidth=1.2, label="restarted by its node")
+    if bk.get("replica_set_full_s") is not None:
+        ax.axvline(bk["replica_set_full_s"], color="green", linestyle="--", linewidth=0.9, label="3/3 replicas again")
+
+
+def plot_run(top, bottom, res):
+    bk = res.get("backbone_kill")
+    if not bk or not bk.get("timeline"):
+        raise SystemExit("no backbone-kill timeline in this result (run cluster.py --backbone replicated --kill-backbone)")
+    tl = bk["timeline"]
+    ts = [p["t"] for p in tl]
+    top.step(ts, [p["events_per_s"] or 0 for p in tl], where="pre", linewidth=0.8, label="events/s delivered")
+    marks(top, bk)
+    top.set_ylabel("events/s (0.1 s bins)")
+    top.set_ylim(bottom=0)
+    cfg = res["config"]
+    held = ", restart held %d s" % bk["hold_down_s"] if bk.get("hold_down_s") else ""
+    top.set_title("%d routers, %d sessions, %.0f tick/s, front %s:\nreplica %d (%s%s) killed; clock stopped %s ms, lost %d"
+                  % (cfg["routers"], cfg["sessions"], cfg.get("rate", 1), cfg.get("front", "haproxy"), bk["replica"],
+                     " and ".join(bk["roles"]), held,
+                     "%.0f" % bk["clock_stop_ms"] if bk.get("clock_stop_ms") is not None else "?", bk["lost"]),
+                  fontsize=9)
+    top.legend(fontsize=7, loc="lower right")
+    names = sorted({n for p in tl for n in p["per_router"]})
+    for n in names:
+        bottom.step(ts, [p["per_router"].get(n) or 0 for p in tl], where="post", label=n)
+    bottom.step(ts, [p["sessions"] for p in tl], "k--", where="post", label="all routers")
+    marks(bottom, bk)
+    bottom.set_ylabel("sessions up")
+    bottom.set_ylim(bottom=0)
+    bottom.set_xlabel("seconds since the kill")
+    handles, labels = bottom.get_legend_handles_labels()
+    keep = [(h, l) for h, l in zip(handles, labels) if l in names or l == "all routers"]
+    bottom.legend([h for h, _ in keep], [l for _, l in keep], fontsize=7, loc="lower right")
+
+
+def main(out, paths):
+    runs = []
+    for p in paths:
+        with open(p) as f:
+            runs.append(json.load(f))
+    fig, axes = plt.subplots(2, len(runs), figsize=(4.8 * len(runs), 6), squeeze=False, sharex="col")
+    for i, res in enumerate(runs):
+        plot_run(axes[0][i], axes[1][i], res)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print("wrote %s" % out)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1], sys.argv[2:]))
