@@ -62,7 +62,7 @@ def main(out, paths):
     for p in paths:
         with open(p) as f:
             runs.append(json.load(f))
-    fig, axes = plt.subplots(2, len(runs), figsize=(4.8 * len(runs), 6), squeeze=False, sharex="col")
+    fig, axes = plt.subplots(2, len(runs), figsize=(5.4 * len(runs), 6), squeeze=False, sharex="col")
     for i, res in enumerate(runs):
         plot_run(axes[0][i], axes[1][i], res)
     fig.tight_layout()
