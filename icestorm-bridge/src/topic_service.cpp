@@ -80,7 +80,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     catalog_ = std::make_unique<icestorm_bridge::catalog>(*this);
     const auto& c = cfg_;
     if (!c.transient) open_store();
-    auto bound_manager = shards_.listen(c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
+    auto bound_manager = shards_.listen("IceStorm.TopicManager", c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
     auto bound_publish = listen_publish(c.publish_endpoints);
@@ -105,11 +105,11 @@ std::vector<protocol::endpoint> topic_service::listen_publish(const std::vector<
     // bound endpoints keep the configured order: it is the order a publisher's proxy lists them.
     std::vector<protocol::endpoint> streams, datagrams;
     for (const auto& e : endpoints) (e.is_udp() ? datagrams : streams).push_back(e);
-    auto bound_streams = shards_.listen(streams, [this](net::shard& sh, net::transport s) {
+    auto bound_streams = shards_.listen("IceStorm.Publish", streams, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, true)->start();
     });
     auto bound_datagrams = shards_.listen_datagrams(
-        datagrams, [this](net::shard& sh, const protocol::request_view& r) { dispatch_datagram(sh, r); });
+        "IceStorm.Publish", datagrams, [this](net::shard& sh, const protocol::request_view& r) { dispatch_datagram(sh, r); });
     std::vector<protocol::endpoint> bound;
     auto next_stream = bound_streams.begin();
     auto next_datagram = bound_datagrams.begin();

@@ -17,7 +17,7 @@ struct udp_sink {
     std::vector<std::string> got;  // "<identity name>:<operation>:<request id>"
     protocol::endpoint at;
     explicit udp_sink(net::shard_set& shards) {
-        at = shards.listen_datagrams({*protocol::endpoint_from_string("udp -h 127.0.0.1 -p 0")},
+        at = shards.listen_datagrams("test", {*protocol::endpoint_from_string("udp -h 127.0.0.1 -p 0")},
                                      [this](net::shard&, const protocol::request_view& r) {
                                          got.push_back(std::string(r.id.name) + ":" + std::string(r.operation) + ":" +
                                                        std::to_string(r.request_id));

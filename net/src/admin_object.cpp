@@ -110,7 +110,7 @@ admin_object::admin_object(shard_set& shards, admin_config cfg, admin_hooks hook
     : shards_(shards), cfg_(std::move(cfg)), hooks_(std::move(hooks)) {}
 
 std::vector<protocol::endpoint> admin_object::start() {
-    auto bound = shards_.listen(cfg_.endpoints, [this](shard& sh, transport s) {
+    auto bound = shards_.listen("Ice.Admin", cfg_.endpoints, [this](shard& sh, transport s) {
         std::make_shared<admin_connection>(sh, std::move(s), *this)->start();
     });
     proxy_.id = {"admin", cfg_.instance_name};

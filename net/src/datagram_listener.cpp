@@ -147,12 +147,28 @@ void ensure_datagram_port_free(shard& sh, const protocol::endpoint& ep) {
     if (ec) throw boost::system::system_error(ec, "cannot listen on " + protocol::endpoint_to_string(ep));
 }
 
-void start_receiving(shard& sh, udp::socket socket, datagram_handler on_request) {
+udp::socket adopt_datagram(shard& sh, unique_fd fd) {
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
+        throw boost::system::system_error(errno, boost::system::system_category(), "getsockname");
+    if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
+        throw boost::system::system_error(asio::error::address_family_not_supported, "adopting a udp socket");
+    udp::socket socket(sh.io());
+    socket.assign(local.ss_family == AF_INET ? udp::v4() : udp::v6(), fd.get());
+    fd.release();  // the socket owns it now
+    socket.non_blocking(true);
+    return socket;
+}
+
+std::shared_ptr<udp::socket> start_receiving(shard& sh, udp::socket socket, datagram_handler on_request) {
     auto r = std::make_shared<receiver>(sh, std::move(socket), std::move(on_request));
     // The shard closes the socket to stop receiving (drain, stop); the pending receive then
     // ends with operation_aborted and releases the receiver.
-    sh.add_datagram_socket(std::shared_ptr<udp::socket>(r, &r->socket()));
+    std::shared_ptr<udp::socket> shared(r, &r->socket());
+    sh.add_datagram_socket(shared);
     r->receive();
+    return shared;
 }
 
 }  // namespace moraine::net

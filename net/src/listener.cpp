@@ -91,12 +91,26 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     return acceptor;
 }
 
-void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, accept_handler on_accept) {
+std::shared_ptr<tcp::acceptor> start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind,
+                                               accept_handler on_accept) {
     // Shared with the shard, which closes it to stop accepting (drain, stop).
     auto shared = std::make_shared<tcp::acceptor>(std::move(acceptor));
     sh.add_acceptor(shared);
-    asio::co_spawn(sh.executor(), accept_loop(sh, std::move(shared), kind, std::move(on_accept)),
-                   report_bug);
+    asio::co_spawn(sh.executor(), accept_loop(sh, shared, kind, std::move(on_accept)), report_bug);
+    return shared;
+}
+
+tcp::acceptor adopt_listener(shard& sh, unique_fd fd) {
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
+        throw boost::system::system_error(errno, boost::system::system_category(), "getsockname");
+    if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
+        throw boost::system::system_error(asio::error::address_family_not_supported, "adopting a listener");
+    tcp::acceptor acceptor(sh.io());
+    acceptor.assign(local.ss_family == AF_INET ? tcp::v4() : tcp::v6(), fd.get());
+    fd.release();  // the acceptor owns it now
+    return acceptor;
 }
 
 }  // namespace moraine::net

@@ -1,8 +1,10 @@
 #include <moraine/net/metrics_server.hpp>
 
+#include <moraine/net/listener.hpp>
 #include <moraine/net/metrics.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
+#include <moraine/protocol/endpoint.hpp>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -96,16 +98,35 @@ asio::awaitable<void> accept_loop(shard_set& shards, std::shared_ptr<metrics_ser
 }
 }  // namespace
 
+listener_id metrics_listener_id(const metrics_config& cfg) {
+    // As an endpoint string, so a takeover's records read alike for every listener (an IPv6
+    // host quoted as in a proxy).
+    auto ep = *protocol::endpoint_from_string("tcp -p " + std::to_string(cfg.port));
+    ep.host = asio::ip::make_address(cfg.host).to_string();
+    return {"Moraine.Metrics", protocol::endpoint_to_string(ep), 0};
+}
+
 metrics_server::metrics_server(shard_set& shards, const metrics_config& cfg) {
     auto& home = shards.at(0);
     state_ = std::make_shared<state>(home.io());
     auto& acceptor = state_->acceptor;
-    const tcp::endpoint ep(asio::ip::make_address(cfg.host), cfg.port);
-    acceptor.open(ep.protocol());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(ep);
-    acceptor.listen();
+    const auto address = asio::ip::make_address(cfg.host);
+    const auto id = metrics_listener_id(cfg);
+    if (auto inherited = shards.take_inherited(id); !inherited.empty()) {
+        acceptor = adopt_listener(home, std::move(inherited.front().fd));
+        spdlog::info("{}: took over the listening socket from the running router", describe(id));
+    } else {
+        const tcp::endpoint ep(address, cfg.port);
+        acceptor.open(ep.protocol());
+        acceptor.set_option(tcp::acceptor::reuse_address(true));
+        acceptor.bind(ep);
+        acceptor.listen();
+    }
     port_ = acceptor.local_endpoint().port();
+    auto bound = cfg;
+    bound.port = port_;
+    shards.add_listener({id, metrics_listener_id(bound).endpoint, 0, socket_kind::stream},
+                        std::shared_ptr<tcp::acceptor>(state_, &state_->acceptor));
     home.on_stop([s = state_] {
         boost::system::error_code ignored;
         s->acceptor.close(ignored);

@@ -174,6 +174,8 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
         cfg.locator = parse_locator(*v, p.at("Ice.Default.Locator"), "Ice.Default.Locator", cfg.tls);
     p.read_int("Ice.Default.LocatorCacheTimeout", -1, INT_MAX, cfg.locator_cache_timeout_s);
     p.read_int("Moraine.Drain.Timeout", 0, INT_MAX, cfg.drain_timeout_ms);
+    if (const std::string* v = p.find("Moraine.Takeover.Socket")) cfg.takeover.socket = *v;
+    p.read_int("Moraine.Takeover.DrainTimeout", 0, INT_MAX, cfg.takeover.drain_timeout_ms);
     p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
     p.read_int("Ice.TCP.SndSize", 1, INT_MAX, cfg.tcp_send_buffer);
     p.read_int("Ice.TCP.RcvSize", 1, INT_MAX, cfg.tcp_receive_buffer);
@@ -215,6 +217,10 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     l.read_int("cache_timeout_s", -1, INT_MAX, cfg.locator_cache_timeout_s);
     l.finish();
     if (!locator.empty()) cfg.locator = parse_locator(locator, l.file(), "locator.proxy", cfg.tls);
+    auto t = root.section("takeover");
+    t.read("socket", cfg.takeover.socket);
+    t.read_int("drain_timeout_ms", 0, INT_MAX, cfg.takeover.drain_timeout_ms);
+    t.finish();
     auto m = root.section("metrics");
     std::string listen;
     m.read("listen", listen);

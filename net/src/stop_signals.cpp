@@ -29,4 +29,13 @@ int wait_for_stop_signal() {
     return sig;
 }
 
+int wait_for_stop_signal_for(std::chrono::milliseconds timeout) {
+    const sigset_t set = stop_set();
+    const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+    const timespec limit{static_cast<time_t>(s.count()),
+                         static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count())};
+    const int sig = sigtimedwait(&set, nullptr, &limit);
+    return sig > 0 ? sig : 0;  // -1: EAGAIN (timeout) or EINTR
+}
+
 }  // namespace moraine::net

@@ -21,7 +21,7 @@ struct datagrams : ::testing::Test {
     protocol::proxy to;                  // a datagram proxy to the bound udp endpoint
 
     void SetUp() override {
-        auto bound = shards->listen_datagrams(
+        auto bound = shards->listen_datagrams("test",
             {*protocol::endpoint_from_string("udp -h 127.0.0.1 -p 0")},
             [this](net::shard&, const protocol::request_view& r) {
                 received.push_back(std::string(r.operation) + "/" + std::to_string(r.request_id));

@@ -111,3 +111,25 @@ TEST(runtime_config_reader, require_served_refuses_what_the_runtime_cannot_serve
         EXPECT_NE(std::string(e.what()).find("Glacier2.Client.Endpoints"), std::string::npos) << e.what();
     }
 }
+
+TEST(runtime_config_reader, takeover_socket_is_off_unless_configured) {
+    std::vector<std::string> warnings;
+    const auto off = from_properties("", warnings);
+    EXPECT_TRUE(off.takeover.socket.empty()) << "no takeover socket by default";
+    EXPECT_EQ(off.takeover.drain_timeout_ms, 60000);
+    const auto on = from_properties(
+        "Moraine.Takeover.Socket=/run/moraine/takeover.sock\nMoraine.Takeover.DrainTimeout=5000\n", warnings);
+    EXPECT_EQ(on.takeover.socket, "/run/moraine/takeover.sock");
+    EXPECT_EQ(on.takeover.drain_timeout_ms, 5000);
+    EXPECT_THROW(from_properties("Moraine.Takeover.DrainTimeout=-1\n", warnings), net::config_error);
+
+    const std::string file = "moraine.yaml";  // a section keeps a reference to it
+    YAML::Node root = YAML::Load("takeover:\n  socket: /run/t.sock\n  drain_timeout_ms: 250\n");
+    net::yaml_section top(root, "", file);
+    const auto yaml = net::read_runtime_config(top, ".");
+    EXPECT_EQ(yaml.takeover.socket, "/run/t.sock");
+    EXPECT_EQ(yaml.takeover.drain_timeout_ms, 250);
+    YAML::Node typo = YAML::Load("takeover:\n  sokcet: /run/t.sock\n");
+    net::yaml_section bad(typo, "", file);
+    EXPECT_THROW(net::read_runtime_config(bad, "."), net::config_error) << "an unknown key in the section";
+}

@@ -98,7 +98,7 @@ TEST(shard_set, admit_connection_counts_per_address_up_to_the_limit) {
 TEST(shard_set, listen_on_port_zero_binds_one_real_port_on_every_shard) {
     auto shards = test::owned_shards(2);
     std::vector<unsigned> accepted_on;
-    auto bound = shards->listen(*protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0"),
+    auto bound = shards->listen("test", *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0"),
                                 [&](net::shard& sh, net::transport t) {
                                     accepted_on.push_back(sh.index());
                                     EXPECT_FALSE(t.secure());
@@ -142,17 +142,17 @@ TEST(shard_set, shared_port_is_spread_over_two_sets_and_survives_one) {
     auto b = test::owned_shards(2);
     int on_a = 0, on_b = 0;
     const auto any = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0");
-    auto bound = a->listen(any, [&](net::shard&, net::transport) { ++on_a; }, net::port_sharing::shared);
+    auto bound = a->listen("test", any, [&](net::shard&, net::transport) { ++on_a; }, net::port_sharing::shared);
     const auto port = static_cast<unsigned short>(bound.at(0).port);
     auto same = bound;
 
     try {
-        b->listen(same, [](net::shard&, net::transport) {});
+        b->listen("test", same, [](net::shard&, net::transport) {});
         ADD_FAILURE() << "an exclusive listen on a port another set listens on must throw";
     } catch (const boost::system::system_error& e) {
         EXPECT_EQ(e.code(), net::asio::error::address_in_use);
     }
-    auto again = b->listen(same, [&](net::shard&, net::transport) { ++on_b; }, net::port_sharing::shared);
+    auto again = b->listen("test", same, [&](net::shard&, net::transport) { ++on_b; }, net::port_sharing::shared);
     EXPECT_EQ(again.at(0).port, port);
 
     net::asio::io_context client_io;
@@ -174,7 +174,7 @@ TEST(shard_set, sharing_a_port_held_without_reuseport_is_refused) {
     auto shards = test::owned_shards();
     auto ep = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p " + std::to_string(plain.local_endpoint().port()));
     try {
-        shards->listen(ep, [](net::shard&, net::transport) {}, net::port_sharing::shared);
+        shards->listen("test", ep, [](net::shard&, net::transport) {}, net::port_sharing::shared);
         ADD_FAILURE() << "must throw";
     } catch (const boost::system::system_error& e) {
         EXPECT_EQ(e.code(), net::asio::error::address_in_use);

@@ -27,7 +27,7 @@ void session_router::start() {
     std::vector<protocol::endpoint> bound_client;
     try {
         bound_client = shards_.listen(
-            cfg_->client_endpoints,
+            "Glacier2.Client", cfg_->client_endpoints,
             [this](net::shard& sh, net::transport s) {
                 std::make_shared<client_connection>(local(sh.index()), std::move(s))->start();
             },
@@ -44,11 +44,11 @@ void session_router::start() {
     // callbacks (docs/glacier2.md "udp").
     std::vector<protocol::endpoint> streams, datagrams;
     for (const auto& e : cfg_->server_endpoints) (e.is_udp() ? datagrams : streams).push_back(e);
-    auto bound_streams = shards_.listen(streams, [this](net::shard& sh, net::transport s) {
+    auto bound_streams = shards_.listen("Glacier2.Server", streams, [this](net::shard& sh, net::transport s) {
         std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
     });
     auto bound_datagrams = shards_.listen_datagrams(
-        datagrams, [this](net::shard& sh, const protocol::request_view& r) { route_datagram_callback(*this, sh, r); });
+        "Glacier2.Server", datagrams, [this](net::shard& sh, const protocol::request_view& r) { route_datagram_callback(*this, sh, r); });
     // As configured, in order: getServerProxy publishes them so, and Ice tries them in that order.
     std::vector<protocol::endpoint> bound;
     auto next_stream = bound_streams.begin();

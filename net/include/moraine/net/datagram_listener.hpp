@@ -4,9 +4,11 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/unique_fd.hpp>
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 namespace moraine::net {
 
@@ -28,6 +30,11 @@ using datagram_handler = std::function<void(shard&, const protocol::request_view
     @throws boost::system::system_error if binding fails. */
 udp::socket bind_datagram(shard& sh, const protocol::endpoint& ep);
 
+/** Takes over `fd`, a bound udp socket received from the running process (takeover), on `sh`'s
+    io_context: its port, group memberships and queued datagrams come with it.
+    @throws boost::system::system_error if it is not an IPv4 or IPv6 socket. */
+udp::socket adopt_datagram(shard& sh, unique_fd fd);
+
 /// Throws boost::system::system_error ("address in use") if another socket is bound to unicast
 /// udp endpoint `ep`, which the shards' SO_REUSEPORT binds would otherwise share with it. Call
 /// once per endpoint, before bind_datagram on the shards. Multicast groups are shared by design.
@@ -39,7 +46,8 @@ void ensure_datagram_port_free(shard& sh, const protocol::endpoint& ep);
     not; each request goes to `on_request`. Anything else (a twoway request, a truncated or
     malformed datagram) is dropped and counted in moraine_datagrams_dropped_total, as an Ice
     udp endpoint drops it: there is no connection to close. While the shards' memory budget is
-    spent, nothing is received: the kernel's receive buffer fills and drops, as UDP does. */
-void start_receiving(shard& sh, udp::socket socket, datagram_handler on_request);
+    spent, nothing is received: the kernel's receive buffer fills and drops, as UDP does.
+    @return the socket, shared with the shard and the receiver (a takeover hands it over). */
+std::shared_ptr<udp::socket> start_receiving(shard& sh, udp::socket socket, datagram_handler on_request);
 
 }  // namespace moraine::net

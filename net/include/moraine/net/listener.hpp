@@ -3,10 +3,12 @@
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/net/asio.hpp>
 #include <moraine/net/transport.hpp>
+#include <moraine/net/unique_fd.hpp>
 
 #include <sys/socket.h>
 
 #include <functional>
+#include <memory>
 
 namespace moraine::net {
 
@@ -29,6 +31,11 @@ asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& e
     so every shard listens on the same port and the kernel spreads connections.
     @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
+
+/** Takes over `fd`, a listening TCP socket received from the running process (takeover), as
+    an acceptor on `sh`'s io_context: its accept queue and port come with it, nothing is bound.
+    @throws boost::system::system_error if it is not an IPv4 or IPv6 socket asio can adopt. */
+tcp::acceptor adopt_listener(shard& sh, unique_fd fd);
 
 /// Throws boost::system::system_error ("address in use") if another socket listens on `ep`,
 /// which SO_REUSEPORT would otherwise let two processes share. Call once per endpoint, before
@@ -53,6 +60,8 @@ enum class port_sharing {
 /// Accepts forever on `acceptor`, handing each connection to `on_accept` as a transport of
 /// `kind` (TLS with the shard's current server context for ssl and wss); stops when the
 /// acceptor closes (the shard holds it: drain and stop close it).
-void start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind, accept_handler on_accept);
+/// @return the acceptor, shared with the shard and its accept loop (a takeover hands it over).
+std::shared_ptr<tcp::acceptor> start_accepting(shard& sh, tcp::acceptor acceptor, transport_kind kind,
+                                               accept_handler on_accept);
 
 }  // namespace moraine::net

@@ -1,6 +1,7 @@
 #pragma once
 // The Prometheus endpoint: GET /metrics over HTTP/1.1 (Boost.Beast), served on shard 0.
 #include <moraine/net/asio.hpp>
+#include <moraine/net/takeover_message.hpp>
 #include <moraine/net/runtime_config.hpp>
 
 #include <memory>
@@ -8,6 +9,10 @@
 namespace moraine::net {
 
 class shard_set;
+
+/// How a takeover names the /metrics listening socket: adapter "Moraine.Metrics", endpoint
+/// "tcp -h HOST -p PORT" as configured. @throws boost::system::system_error for a bad host.
+listener_id metrics_listener_id(const metrics_config& cfg);
 
 /** Serves the Prometheus text exposition of every shard's counters (shard::collect, gathered on
     each shard's own thread) and the process figures at `GET /metrics`; any other path is 404,

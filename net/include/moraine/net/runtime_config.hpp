@@ -27,6 +27,17 @@ struct metrics_config {
     unsigned short port = 0;         ///< 0: any free port (tests), logged at start
 };
 
+/// Live upgrade (docs/takeover.md): where a new moraine-router asks this one for its listening
+/// sockets, and how long this one then serves its sessions. Off unless `socket` is set.
+struct takeover_config {
+    /// Path of the Unix socket (Moraine.Takeover.Socket / takeover.socket), created mode 0600;
+    /// empty: no takeover socket.
+    std::string socket;
+    /// After handing over: ms the established sessions may go on here before they are closed
+    /// gracefully (Moraine.Takeover.DrainTimeout / takeover.drain_timeout_ms).
+    int drain_timeout_ms = 60000;
+};
+
 /// Settings of the per-core runtime, shared by every service on it (router, topics). Read by
 /// read_runtime_properties / read_runtime_yaml; immutable once the shards start.
 struct runtime_config {
@@ -62,6 +73,7 @@ struct runtime_config {
     /// stop reading (memory_budget); 0 = no budget. Moraine.Topics.MemoryBudget / topics.memory_budget_bytes.
     std::size_t memory_budget_bytes = 256u << 20;
     int drain_timeout_ms = 30000;                    ///< SIGTERM: in-flight requests get this long to finish
+    takeover_config takeover;                        ///< live upgrade: the takeover socket
     std::string log_level;                           ///< trace..off; empty: the command line's (default info)
 };
 

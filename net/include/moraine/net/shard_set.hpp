@@ -3,6 +3,7 @@
 #include <moraine/net/asio.hpp>
 #include <moraine/net/datagram_listener.hpp>
 #include <moraine/net/handshake_pool.hpp>
+#include <moraine/net/inherited_listeners.hpp>
 #include <moraine/net/listener.hpp>
 #include <moraine/net/locator_cache.hpp>
 #include <moraine/net/runtime_config.hpp>
@@ -11,6 +12,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <string_view>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -63,21 +66,50 @@ public:
 
     /// Binds `endpoints` on every shard (SO_REUSEPORT); each accepted connection goes to `on_accept` on
     /// the accepting shard, over TLS for an ssl endpoint. Port 0 is chosen by shard 0 and reused by the others. Call before start().
+    /// `adapter` names the list in the configuration ("Glacier2.Client", ...): with the endpoint as
+    /// configured it says which socket a takeover hands over. An endpoint among the sockets adopt()
+    /// gave is not bound: its sockets are taken over (spread over the shards; a shard left without
+    /// one binds the same port, SO_REUSEPORT).
     /// `sharing`: whether another process may listen on the same ports (port_sharing::shared:
     /// joining one logs it at info level).
     /// @return the endpoints as bound (real ports). @throws boost::system::system_error ("address
     /// in use" when another process listens there and sharing is exclusive, or when it listens
     /// without SO_REUSEPORT or as another user); config_error for an ssl endpoint without TLS settings.
-    std::vector<protocol::endpoint> listen(std::vector<protocol::endpoint> endpoints, const accept_handler& on_accept,
+    std::vector<protocol::endpoint> listen(std::string_view adapter, std::vector<protocol::endpoint> endpoints,
+                                           const accept_handler& on_accept,
                                            port_sharing sharing = port_sharing::exclusive);
 
     /** Binds udp `endpoints` on every shard (SO_REUSEPORT; port 0 is chosen by shard 0 and reused
-        by the others); each request received in a datagram goes to `on_request` on the receiving
-        shard (datagram_listener). Call before start().
+        by the others), or takes over the sockets adopt() gave for them, as listen() does; each
+        request received in a datagram goes to `on_request` on the receiving shard
+        (datagram_listener). Call before start().
         @return the endpoints as bound (real ports). @throws boost::system::system_error, also
         ("address in use") when another socket is bound to the port. */
-    std::vector<protocol::endpoint> listen_datagrams(std::vector<protocol::endpoint> endpoints,
+    std::vector<protocol::endpoint> listen_datagrams(std::string_view adapter, std::vector<protocol::endpoint> endpoints,
                                                      const datagram_handler& on_request);
+
+    /// Holds the listening sockets a takeover received, for listen() and listen_datagrams() to
+    /// take instead of binding. Call before the first listen().
+    void adopt(std::unique_ptr<inherited_listeners> sockets) { inherited_ = std::move(sockets); }
+    /// The inherited sockets of `id`, removed from those adopt() gave (a listener outside the
+    /// shards takes its own: metrics_server); empty without a takeover.
+    std::vector<inherited_socket> take_inherited(const listener_id& id);
+    /// The inherited sockets nobody took: a takeover checks that none is left.
+    std::vector<listener_record> inherited_left() const;
+
+    /// Records a listening socket outside listen() (metrics_server) for takeovers. Call before start().
+    void add_listener(listener_record record, std::weak_ptr<tcp::acceptor> acceptor);
+    /// Every listening socket of this process, as recorded (endpoint, bound port, shard).
+    std::vector<listener_record> listeners() const;
+
+    /** Takeover, old side: a duplicate of every listening socket with its record, made on each
+        shard's thread; the caller owns (and closes) the duplicates. Blocks; the shards must run.
+        @throws channel_error if some socket is closed already (the router is draining). */
+    std::vector<inherited_socket> share_listeners();
+    /** Takeover, old side, once the new process accepts on them: closes this process's copy of
+        every listening socket (the sockets live on in the new process, so no connection waiting
+        in an accept queue is lost). Blocks; the shards must run. @return the sockets closed. */
+    std::size_t release_listeners();
 
     /// Starts the shard threads.
     void start();
@@ -96,6 +128,20 @@ public:
 private:
     /// Runs `fn(shard&)` on every shard's thread and returns the sum of the results; blocks.
     std::size_t sum_on_all(std::function<std::size_t(shard&)> fn);
+    /// The key of the next socket listened on for `ep` of `adapter` (listener_id::ordinal counts repeats).
+    listener_id next_id(std::string_view adapter, const protocol::endpoint& ep);
+    /// listen() for one endpoint whose sockets a takeover handed over.
+    protocol::endpoint adopt_streams(const listener_id& id, std::vector<inherited_socket> sockets,
+                                     protocol::endpoint ep, const accept_handler& on_accept);
+    protocol::endpoint adopt_datagrams(const listener_id& id, std::vector<inherited_socket> sockets,
+                                       protocol::endpoint ep, const datagram_handler& on_request);
+
+    /// A listening socket as a takeover sees it; the socket itself is the shard's.
+    struct listening {
+        listener_record record;
+        std::weak_ptr<tcp::acceptor> acceptor;           // a stream socket, or
+        std::weak_ptr<asio::ip::udp::socket> datagram;  // a udp one
+    };
 
     std::shared_ptr<const runtime_config> cfg_;
     std::shared_ptr<locator_cache> locator_answers_;  // before shards_: each shard's resolver uses it
@@ -108,6 +154,9 @@ private:
     asio::thread_pool blocking_{2};
     std::mutex per_address_mutex_;
     std::unordered_map<asio::ip::address, std::size_t> per_address_;
+    std::unique_ptr<inherited_listeners> inherited_;  // a takeover's sockets, until listen() takes them
+    std::map<std::pair<std::string, std::string>, std::uint32_t> ordinals_;
+    std::vector<listening> listening_;  // written before start(), read on the shards' threads after
 };
 
 }  // namespace moraine::net

@@ -1,0 +1,52 @@
+#pragma once
+// The new router's side of a takeover (docs/takeover.md): `moraine-router --takeover PATH`
+// asks the running router for its listening sockets and adopts them instead of binding.
+#include <moraine/net/inherited_listeners.hpp>
+#include <moraine/net/unique_fd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace moraine::net {
+
+/// Nobody listens on the takeover socket (no such file, or connection refused): there is no
+/// running router to take over from.
+class takeover_unreachable : public channel_error {
+public:
+    using channel_error::channel_error;
+};
+
+/// A takeover as the new process sees it, once the listeners and their descriptors have arrived.
+struct takeover_offer {
+    std::string program;  ///< the running router's version
+    std::uint32_t pid = 0;
+    std::vector<inherited_socket> sockets;  ///< checked with check_descriptors
+};
+
+/** The new process's side of a takeover: connects to the running router's takeover socket,
+    receives its listening sockets, then either refuses (the running router goes on serving) or
+    accepts (it stops accepting and drains). Blocking calls with bounded waits. */
+class takeover_client {
+public:
+    /// Connects to `path`. @throws takeover_unreachable if nobody listens there, channel_error
+    /// for another failure (a bad path, permission denied).
+    explicit takeover_client(const std::string& path);
+
+    /** Asks for the listening sockets. @return them, with their descriptors checked.
+        @throws channel_error: the running router refused (its reason), sent something wrong, or
+        did not answer within `timeout`. */
+    takeover_offer request(const std::string& program, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    /// Tells the running router no (it goes on serving), with `reason` for its log. Never throws.
+    void refuse(const std::string& reason) noexcept;
+    /** Tells the running router that all `adopted` sockets accept here, and waits for it to close
+        its copies. @throws channel_error if it does not confirm within `timeout` (it may then
+        still accept on its copies; nothing is refused either way). */
+    takeover_released accept(std::uint32_t adopted, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+private:
+    unique_fd sock_;
+};
+
+}  // namespace moraine::net

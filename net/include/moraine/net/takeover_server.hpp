@@ -1,0 +1,68 @@
+#pragma once
+// The running router's side of a takeover (docs/takeover.md): a Unix socket where a new
+// moraine-router asks for the listening sockets; after it has adopted them, this process stops
+// accepting and drains. Off unless configured (takeover_config::socket).
+#include <moraine/net/inherited_listeners.hpp>
+#include <moraine/net/unique_fd.hpp>
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace moraine::net {
+
+/// What the server needs of the process it serves; called on the server's own thread.
+struct takeover_hooks {
+    std::function<std::vector<inherited_socket>()> share;  ///< duplicates of every listening socket (shard_set::share_listeners)
+    std::function<std::size_t()> release;                   ///< stop accepting: close our copies (shard_set::release_listeners)
+    std::function<std::uint32_t()> sessions;                ///< sessions open now, reported to the new process
+    std::function<void()> handed_over;                      ///< once, after release: start draining
+};
+
+/** Serves takeover requests on a Unix SOCK_SEQPACKET socket, one at a time, on a thread of its
+    own (a takeover blocks on the shards' answers, which must not wait on a shard). A request
+    from another user (SO_PEERCRED), a malformed or other-version message, a peer that refuses or
+    vanishes: each is logged and answered with a refusal where possible, and this process goes
+    on serving as before; no descriptor is left open. After one takeover succeeds the server
+    stops listening (the path then belongs to the new process). */
+class takeover_server {
+public:
+    /** Creates the socket at `path` with mode 0600. A stale socket there (nobody listening) is
+        replaced. @throws std::runtime_error if the path is too long, is not a socket, another
+        process listens on it, or the socket cannot be made. */
+    takeover_server(std::string path, std::string program, takeover_hooks hooks);
+    /// Stops the thread; removes the path unless a takeover succeeded or another process has replaced it.
+    ~takeover_server();
+    takeover_server(const takeover_server&) = delete;
+    takeover_server& operator=(const takeover_server&) = delete;
+
+    /// Starts serving; call once the shards run.
+    void start();
+    /// Stops serving: a takeover under way is abandoned (refused). Idempotent; call before the shards stop.
+    void stop();
+    /// Whether a takeover succeeded: the listening sockets belong to another process.
+    bool handed_over() const noexcept { return handed_over_.load(std::memory_order_acquire); }
+
+    /// How long the new process has to adopt the sockets and confirm (its start-up).
+    static constexpr std::chrono::seconds confirm_timeout{60};
+
+private:
+    void run();
+    void serve(int conn);
+
+    std::string path_, program_;
+    takeover_hooks hooks_;
+    unique_fd listen_;
+    unique_fd wake_read_, wake_write_;  // a pipe: stop() writes, the thread's polls see it
+    dev_t dev_ = 0;                     // the path's inode as we made it: removed at exit only if unchanged
+    ino_t ino_ = 0;
+    std::atomic<bool> handed_over_{false};
+    std::thread thread_;
+};
+
+}  // namespace moraine::net

@@ -1,0 +1,84 @@
+#include <moraine/net/takeover_client.hpp>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace moraine::net {
+
+namespace {
+
+void send_message(int sock, const takeover_message& m) { send_packet(sock, encode_takeover(m)); }
+
+/// The next message; a refusal becomes channel_error with the running router's reason.
+takeover_message receive_message(int sock, std::size_t max_fds, std::chrono::milliseconds timeout,
+                                 std::vector<unique_fd>* fds = nullptr) {
+    auto p = receive_packet(sock, takeover_message_max, max_fds, timeout);
+    auto m = decode_takeover(p.bytes);
+    if (const auto* no = std::get_if<takeover_refuse>(&m)) throw channel_error("the running router refused: " + no->reason);
+    if (fds)
+        for (auto& fd : p.fds) fds->push_back(std::move(fd));
+    else if (!p.fds.empty())
+        throw channel_error(std::string("descriptors attached to a ") + takeover_name(m) + " message");
+    return m;
+}
+
+}  // namespace
+
+takeover_client::takeover_client(const std::string& path) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof a.sun_path) throw channel_error("takeover socket '" + path + "': bad path");
+    std::memcpy(a.sun_path, path.data(), path.size());
+    sock_.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!sock_ || ::connect(sock_.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+        const std::string why = "cannot reach a running router at takeover socket '" + path + "': " + std::strerror(errno);
+        if (errno == ENOENT || errno == ECONNREFUSED) throw takeover_unreachable(why);
+        throw channel_error(why);
+    }
+    const timeval send_limit{5, 0};
+    ::setsockopt(sock_.get(), SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof send_limit);
+}
+
+takeover_offer takeover_client::request(const std::string& program, std::chrono::milliseconds timeout) {
+    send_message(sock_.get(), takeover_hello{program, static_cast<std::uint32_t>(::getpid())});
+    const auto first = receive_message(sock_.get(), 0, timeout);
+    const auto* listeners = std::get_if<takeover_listeners>(&first);
+    if (!listeners) throw channel_error(std::string("expected the listeners, got ") + takeover_name(first));
+    takeover_offer offer{listeners->program, listeners->pid, {}};
+    std::vector<unique_fd> fds;
+    while (fds.size() < listeners->sockets.size()) {
+        const auto before = fds.size();
+        const auto m = receive_message(sock_.get(), max_fds_per_packet, timeout, &fds);
+        const auto* batch = std::get_if<takeover_descriptors>(&m);
+        if (!batch) throw channel_error(std::string("expected descriptors, got ") + takeover_name(m));
+        if (fds.size() == before) throw channel_error("a descriptor batch without descriptors");
+        if (batch->first != before || batch->count != fds.size() - before || fds.size() > listeners->sockets.size())
+            throw channel_error("descriptor batch " + std::to_string(batch->first) + "+" + std::to_string(batch->count) +
+                                " does not match the " + std::to_string(fds.size() - before) + " descriptor(s) attached");
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) offer.sockets.push_back({listeners->sockets[i], std::move(fds[i])});
+    check_descriptors(offer.sockets);
+    return offer;
+}
+
+void takeover_client::refuse(const std::string& reason) noexcept {
+    try {
+        send_message(sock_.get(), takeover_refuse{reason});
+    } catch (const std::exception&) {
+        // It learns from the closed channel instead.
+    }
+}
+
+takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::milliseconds timeout) {
+    send_message(sock_.get(), takeover_accept{adopted});
+    const auto m = receive_message(sock_.get(), 0, timeout);
+    const auto* released = std::get_if<takeover_released>(&m);
+    if (!released) throw channel_error(std::string("expected released, got ") + takeover_name(m));
+    return *released;
+}
+
+}  // namespace moraine::net

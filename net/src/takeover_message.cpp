@@ -1,0 +1,200 @@
+#include <moraine/net/takeover_message.hpp>
+
+#include <cstring>
+
+namespace moraine::net {
+
+namespace {
+
+constexpr std::byte magic[4] = {std::byte{'M'}, std::byte{'R'}, std::byte{'T'}, std::byte{'K'}};
+constexpr std::size_t string_max = 4096;       // an endpoint, a program name or a reason
+constexpr std::uint32_t sockets_max = 65536;   // endpoints x shards, with room to spare
+
+// The message types on the wire; fixed forever (docs/takeover.md).
+enum class wire_type : std::uint8_t { hello = 1, listeners = 2, descriptors = 3, accept = 4, refuse = 5, released = 6 };
+
+/// Appends little-endian integers and length-prefixed strings.
+class writer {
+public:
+    void u8(std::uint8_t v) { out_.push_back(std::byte{v}); }
+    void u16(std::uint16_t v) {
+        for (int i = 0; i < 2; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+    void u32(std::uint32_t v) {
+        for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+    void str(const std::string& s) {
+        const auto n = std::min(s.size(), string_max);  // a longer reason is cut, never refused
+        u32(static_cast<std::uint32_t>(n));
+        for (std::size_t i = 0; i < n; ++i) u8(static_cast<std::uint8_t>(s[i]));
+    }
+    void header(wire_type t) {
+        out_.insert(out_.end(), std::begin(magic), std::end(magic));
+        u16(takeover_version);
+        u8(static_cast<std::uint8_t>(t));
+    }
+    std::vector<std::byte> take() { return std::move(out_); }
+
+private:
+    std::vector<std::byte> out_;
+};
+
+/// Reads what writer wrote; every read checks the bytes left and throws channel_error.
+class reader {
+public:
+    explicit reader(std::span<const std::byte> in) : in_(in) {}
+    std::uint8_t u8() {
+        need(1, "a byte");
+        return std::to_integer<std::uint8_t>(in_[pos_++]);
+    }
+    std::uint16_t u16() {
+        need(2, "a 16-bit integer");
+        std::uint16_t v = 0;
+        for (int i = 0; i < 2; ++i) v = static_cast<std::uint16_t>(v | (std::uint16_t{u8()} << (8 * i)));
+        return v;
+    }
+    std::uint32_t u32() {
+        need(4, "a 32-bit integer");
+        std::uint32_t v = 0;
+        for (int i = 0; i < 4; ++i) v |= std::uint32_t{u8()} << (8 * i);
+        return v;
+    }
+    std::string str(const char* what) {
+        const std::uint32_t n = u32();
+        if (n > string_max) throw channel_error(std::string(what) + ": " + std::to_string(n) + " bytes, more than allowed");
+        need(n, what);
+        std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
+        pos_ += n;
+        return s;
+    }
+    void done() const {
+        if (pos_ != in_.size())
+            throw channel_error(std::to_string(in_.size() - pos_) + " byte(s) after the end of the message");
+    }
+
+private:
+    void need(std::size_t n, const char* what) const {
+        if (in_.size() - pos_ < n) throw channel_error(std::string("truncated message: ") + what + " missing");
+    }
+    std::span<const std::byte> in_;
+    std::size_t pos_ = 0;
+};
+
+struct encoder {
+    writer& w;
+    void operator()(const takeover_hello& m) {
+        w.header(wire_type::hello);
+        w.str(m.program);
+        w.u32(m.pid);
+    }
+    void operator()(const takeover_listeners& m) {
+        w.header(wire_type::listeners);
+        w.str(m.program);
+        w.u32(m.pid);
+        w.u32(static_cast<std::uint32_t>(m.sockets.size()));
+        for (const auto& s : m.sockets) {
+            w.str(s.id.adapter);
+            w.str(s.id.endpoint);
+            w.u32(s.id.ordinal);
+            w.str(s.bound);
+            w.u32(s.shard);
+            w.u8(static_cast<std::uint8_t>(s.kind));
+        }
+    }
+    void operator()(const takeover_descriptors& m) {
+        w.header(wire_type::descriptors);
+        w.u32(m.first);
+        w.u32(m.count);
+    }
+    void operator()(const takeover_accept& m) {
+        w.header(wire_type::accept);
+        w.u32(m.adopted);
+    }
+    void operator()(const takeover_refuse& m) {
+        w.header(wire_type::refuse);
+        w.str(m.reason);
+    }
+    void operator()(const takeover_released& m) {
+        w.header(wire_type::released);
+        w.u32(m.closed);
+        w.u32(m.sessions);
+    }
+};
+
+listener_record read_record(reader& r) {
+    listener_record s;
+    s.id.adapter = r.str("adapter");
+    s.id.endpoint = r.str("endpoint");
+    s.id.ordinal = r.u32();
+    s.bound = r.str("bound endpoint");
+    s.shard = r.u32();
+    const auto kind = r.u8();
+    if (kind > static_cast<std::uint8_t>(socket_kind::datagram))
+        throw channel_error("socket kind " + std::to_string(kind) + " unknown");
+    s.kind = static_cast<socket_kind>(kind);
+    return s;
+}
+
+takeover_message read_body(reader& r, wire_type type) {
+    switch (type) {
+    case wire_type::hello: {
+        takeover_hello m;
+        m.program = r.str("program");
+        m.pid = r.u32();
+        return m;
+    }
+    case wire_type::listeners: {
+        takeover_listeners m;
+        m.program = r.str("program");
+        m.pid = r.u32();
+        const auto n = r.u32();
+        if (n > sockets_max) throw channel_error(std::to_string(n) + " sockets announced, more than allowed");
+        for (std::uint32_t i = 0; i < n; ++i) m.sockets.push_back(read_record(r));
+        return m;
+    }
+    case wire_type::descriptors: {
+        takeover_descriptors m;
+        m.first = r.u32();
+        m.count = r.u32();
+        return m;
+    }
+    case wire_type::accept: return takeover_accept{r.u32()};
+    case wire_type::refuse: return takeover_refuse{r.str("reason")};
+    case wire_type::released: {
+        takeover_released m;
+        m.closed = r.u32();
+        m.sessions = r.u32();
+        return m;
+    }
+    }
+    throw channel_error("message type " + std::to_string(static_cast<int>(type)) + " unknown");
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_takeover(const takeover_message& m) {
+    writer w;
+    std::visit(encoder{w}, m);
+    return w.take();
+}
+
+takeover_message decode_takeover(std::span<const std::byte> bytes) {
+    if (bytes.size() < sizeof magic || std::memcmp(bytes.data(), magic, sizeof magic) != 0)
+        throw channel_error("not a takeover message (no \"MRTK\" magic)");
+    reader r(bytes.subspan(sizeof magic));
+    const auto version = r.u16();
+    const auto type = static_cast<wire_type>(r.u8());
+    if (version != takeover_version && type != wire_type::refuse)
+        throw channel_error("takeover format version " + std::to_string(version) + "; this moraine-router speaks version " +
+                            std::to_string(takeover_version));
+    auto m = read_body(r, type);
+    r.done();
+    return m;
+}
+
+const char* takeover_name(const takeover_message& m) noexcept {
+    constexpr const char* names[] = {"hello", "listeners", "descriptors", "accept", "refuse", "released"};
+    return names[m.index()];
+}
+
+}  // namespace moraine::net
