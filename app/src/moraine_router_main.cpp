@@ -3,6 +3,7 @@
 // topic service, which reaches the router's sessions through net::session_directory.
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
+#include <moraine/app/listener_manifest.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/adapter_registration.hpp>
 #include <moraine/net/admin_object.hpp>
@@ -10,6 +11,8 @@
 #include <moraine/net/metrics_server.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/stop_signals.hpp>
+#include <moraine/net/takeover_client.hpp>
+#include <moraine/net/takeover_server.hpp>
 #include <moraine/net/tls_context.hpp>
 #include <moraine/protocol/endpoint.hpp>
 #include <moraine/router/session_router.hpp>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace po = boost::program_options;
 using namespace moraine;
@@ -89,9 +93,12 @@ std::optional<command_line> parse_args(int argc, char** argv, int& exit_code) {
         "config", po::value<std::string>(), "YAML configuration file (see conf/moraine.yaml)")(
         "ice-config", po::value<std::string>(), "Glacier2 property file, read as glacier2router would")(
         "threads", po::value<unsigned>(), "I/O threads (shards); overrides the file; 0 = one per CPU this process may use (affinity mask, CPU quota)")(
-        "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error");
+        "log-level", po::value<std::string>()->default_value("info"), "trace, debug, info, warn, error")(
+        "takeover", po::value<std::string>(),
+        "take the listening sockets over from the router serving takeover socket PATH (same configuration), "
+        "which then drains; nobody there: start as usual (docs/takeover.md)");
     const char* usage =
-        "Usage: moraine-router (--config FILE.yaml | --ice-config FILE) [options]\n"
+        "Usage: moraine-router (--config FILE.yaml | --ice-config FILE) [--takeover PATH] [options]\n"
         "       moraine-router --Ice.Config=FILE [--Glacier2.Key=Value ...]   (as glacier2router)\n"
         "Property options --Ice.*, --IceSSL.*, --IceStorm.*, --Glacier2.*, --Moraine.* override the\n"
         "property file's keys (an empty value unsets one); with no file they are the configuration.\n";
@@ -242,6 +249,95 @@ std::unique_ptr<net::locator_adapter> register_client_adapter(net::shard_set& sh
     return adapter;
 }
 
+/** Takeover, new side, before anything listens: asks the router at `path` for its listening
+    sockets and checks they are exactly the endpoints `cfg` listens on. A mismatch is refused
+    (the running router goes on serving) and thrown. @return the sockets to adopt, or null when
+    nobody serves `path` (a first start: the caller binds as usual). @throws net::channel_error. */
+std::unique_ptr<net::inherited_listeners> request_listeners(const std::string& path, const app::app_config& cfg,
+                                                            std::optional<net::takeover_client>& channel) {
+    try {
+        channel.emplace(path);
+    } catch (const net::takeover_unreachable& e) {
+        spdlog::warn("{}; starting as usual (binding the endpoints)", e.what());
+        return nullptr;
+    }
+    auto offer = channel->request(version);
+    std::vector<net::listener_record> records;
+    for (const auto& s : offer.sockets) records.push_back(s.record);
+    try {
+        net::check_same_listeners(records, app::listener_manifest(cfg));
+    } catch (const net::channel_error& e) {
+        channel->refuse(std::string("the new router's configuration differs: ") + e.what());
+        throw;
+    }
+    spdlog::info("takeover: {} (pid {}) hands over {} listening socket(s)", offer.program, offer.pid,
+                 offer.sockets.size());
+    return std::make_unique<net::inherited_listeners>(std::move(offer.sockets));
+}
+
+/// Takeover, new side, once every socket accepts here: the running router closes its copies.
+/// A router that does not confirm is logged: the sockets are ours either way.
+void confirm_takeover(net::takeover_client& channel, std::size_t adopted) {
+    try {
+        const auto released = channel.accept(static_cast<std::uint32_t>(adopted));
+        spdlog::info("takeover: accepting on {} listening socket(s); the old router closed its {} and drains its {} "
+                     "session(s)",
+                     adopted, released.closed, released.sessions);
+    } catch (const std::exception& e) {
+        spdlog::warn("takeover: the old router did not confirm ({}); accepting here anyway", e.what());
+    }
+}
+
+/// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
+/// logged after a takeover (the sockets are ours then: exiting would drop them).
+std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg, net::shard_set& shards,
+                                                      const router::session_router& glacier2, bool fatal) {
+    if (cfg.runtime.takeover.socket.empty()) return nullptr;
+    net::takeover_hooks hooks{
+        [&shards] { return shards.share_listeners(); },
+        [&shards] { return shards.release_listeners(); },
+        [&glacier2] { return static_cast<std::uint32_t>(glacier2.sessions_open()); },
+        // The main thread drains; a signal wakes it as a SIGTERM would.
+        [] { ::kill(::getpid(), SIGTERM); },
+    };
+    try {
+        auto server = std::make_unique<net::takeover_server>(cfg.runtime.takeover.socket, version, std::move(hooks));
+        server->start();
+        return server;
+    } catch (const std::exception& e) {
+        if (fatal) throw;
+        spdlog::error("no takeover socket: {}", e.what());
+        return nullptr;
+    }
+}
+
+/** After a takeover (old side): serves the sessions until they end or the takeover deadline, a
+    SIGTERM or SIGINT cutting it short, then drains as SIGTERM does (close-connection messages).
+    The client adapter stays registered: the new router serves the same endpoints. */
+void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, const router::session_router& glacier2) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto deadline = std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms);
+    const auto at_handover = glacier2.sessions_open();
+    spdlog::info("takeover: serving {} session(s) until they end, for at most {} ms", at_handover, deadline.count());
+    while (glacier2.sessions_open() > 0 && clock::now() - start < deadline) {
+        if (const int sig = net::wait_for_stop_signal_for(std::chrono::milliseconds(100)); sig == SIGTERM || sig == SIGINT) {
+            spdlog::info("signal {}: closing the remaining sessions now", sig);
+            break;
+        }
+    }
+    const auto left = glacier2.sessions_open();
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start).count();
+    if (left == 0)
+        spdlog::info("takeover: drained: all {} session(s) ended on their own within {} ms", at_handover, waited);
+    else
+        spdlog::info("takeover: drained: {} of {} session(s) ended on their own; closing the other {} gracefully "
+                     "after {} ms",
+                     at_handover - std::min(at_handover, left), at_handover, left, waited);
+    if (const auto busy = shards.drain(std::chrono::milliseconds(cfg.runtime.drain_timeout_ms)); busy > 0)
+        spdlog::warn("drain deadline passed with {} request(s) still in flight; closing anyway", busy);
+}
+
 /// How long an orderly shutdown waits for the registry to withdraw the client adapter: short,
 /// since the registry may be what is gone, and clients skip a dead endpoint anyway.
 constexpr std::chrono::milliseconds withdraw_bound{2000};
@@ -265,24 +361,51 @@ int main(int argc, char** argv) {
     // Block the stop signals in every thread; the main thread waits for them below.
     net::block_stop_signals();
 
+    // --takeover: the running router's listening sockets, asked for before anything is bound.
+    std::optional<net::takeover_client> channel;
+    std::unique_ptr<net::inherited_listeners> inherited;
+    if (cl->vm.count("takeover")) {
+        try {
+            inherited = request_listeners(cl->vm["takeover"].as<std::string>(), cfg, channel);
+        } catch (const std::exception& e) {
+            std::cerr << "moraine-router: takeover refused, the running router goes on serving: " << e.what() << "\n";
+            return 1;
+        }
+    }
+    const std::size_t adopting = inherited ? inherited->size() : 0;
+
     std::unique_ptr<net::shard_set> shards;
     std::unique_ptr<router::session_router> glacier2;
     std::unique_ptr<icestorm_bridge::topic_service> topics;
     std::unique_ptr<net::metrics_server> metrics;
     std::unique_ptr<net::admin_object> admin;
     std::unique_ptr<net::locator_adapter> client_adapter;
+    std::unique_ptr<net::takeover_server> takeovers;
     try {
         shards = std::make_unique<net::shard_set>(std::make_shared<const net::runtime_config>(cfg.runtime));
+        if (inherited) shards->adopt(std::move(inherited));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
         if (cfg.topics.enabled) topics = std::make_unique<icestorm_bridge::topic_service>(*shards, cfg.topics, glacier2.get());
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
         if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
+        if (const auto left = shards->inherited_left(); !left.empty())
+            throw std::runtime_error("no service took over " + net::describe(left.front().id));
+        if (!adopting) takeovers = serve_takeovers(cfg, *shards, *glacier2, true);
         shards->start();
         client_adapter = register_client_adapter(*shards, cfg, *glacier2);
     } catch (const std::exception& e) {
+        if (adopting) {
+            channel->refuse(std::string("the new router cannot start: ") + e.what());
+            std::cerr << "moraine-router: takeover refused, the running router goes on serving: ";
+        }
         std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
         return 1;
+    }
+    if (adopting) {
+        confirm_takeover(*channel, adopting);
+        channel.reset();
+        takeovers = serve_takeovers(cfg, *shards, *glacier2, false);  // the path is free now
     }
     print_adapters_ready(cfg, topics != nullptr);
     print_services_ready(cfg, topics != nullptr);
@@ -294,9 +417,18 @@ int main(int argc, char** argv) {
 
     for (;;) {
         const int sig = net::wait_for_stop_signal();
-        if (sig == SIGHUP) {
+        const bool handed_over = takeovers && takeovers->handed_over();
+        if (sig == SIGHUP && !handed_over) {
             reload(*cl, *shards, *glacier2);
             continue;
+        }
+        if (takeovers) takeovers->stop();  // a takeover under way is refused: this router stops
+        if (takeovers && takeovers->handed_over()) {
+            drain_after_takeover(cfg, *shards, *glacier2);
+            spdlog::info("shutting down");
+            shards->stop();
+            shards->join();
+            return 0;
         }
         // First out of the registry, so that new clients stop being sent here while this drains.
         if (client_adapter) client_adapter->withdraw(withdraw_bound);
