@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""Live upgrade, phase 1: `moraine-router --takeover PATH` takes the listening sockets over.
+
+  /usr/bin/python3 tests/ops/takeover.py [--moraine-bin build/bin/moraine-router] [--keep]
+
+All on loopback, with tests/interop/harness.py (the Python Demo back end, real Ice 3.7 clients).
+One property file serves both routers: client endpoints tcp and ws, a server endpoint, the topic
+service (TopicManager, Publish), /metrics, Moraine.Takeover.Socket and a short
+Moraine.Takeover.DrainTimeout (4 s).
+
+  1. router A (2 shards) starts; sessions S1 and S2 are created on it;
+  2. a loop opens connections without a pause (tcp: connect + Ice validate connection; every
+     tenth on ws: the upgrade + validate) and counts every refusal or failure;
+  3. router B (3 shards) starts with --takeover: it must log that it accepts on all 11 sockets
+     (5 endpoints x 2 shards + /metrics); A must log the handover;
+  4. new sessions all land on B (Glacier2.Trace.Session lines); S1 and S2 keep calling through
+     A; S2 destroys its session;
+  5. A closes S1 at its drain deadline and exits 0 by itself, logging 1 of 2 sessions ended on
+     its own; the loop is stopped: 0 refused, 0 failed;
+  6. B keeps serving: S1 gets a new session (on B), /metrics and the TopicManager answer;
+  7. a router whose configuration names another client port asks B for a takeover: it exits 1
+     saying which endpoint differs, and B goes on serving;
+  8. garbage, another format version and a hello carrying descriptors, sent to B's takeover
+     socket, are each refused with a message; B's descriptor count is unchanged; B still
+     serves a new session; B exits 0 on SIGTERM.
+
+Prints PASS with the figures, or FAIL with the reason (logs kept), and exits 0 or 1.
+Every process is stopped by PID; each wait is bounded.
+"""
+import argparse
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
+import harness as H  # noqa: E402
+import Glacier2  # noqa: E402,F401  (after harness: see harness._import_glacier2)
+import Ice  # noqa: E402
+import IceStorm  # noqa: E402
+
+Demo = H.Demo
+DRAIN_MS = 4000
+
+
+def log_text(proc):
+    if not proc.log.closed:
+        proc.log.flush()
+    with open(proc.log_path, errors="replace") as f:
+        return f.read()
+
+
+def wait_log(proc, needle, timeout):
+    """True once `needle` is in proc's log (False after `timeout` s or if proc exited first)."""
+    return H.wait_until(lambda: needle in log_text(proc) or not proc.alive(), timeout) and needle in log_text(proc)
+
+
+class Client:
+    """One Ice client with its own communicator: a session and a routed hello proxy."""
+
+    def __init__(self, env, proxy, hello):
+        self.ic = env.communicator(extra={"Ice.Default.Router": proxy})
+        self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
+        self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
+        self.category = None
+
+    def open(self):
+        self.router.createSession("alice", H.CRYPT_USERS["alice"])
+        self.category = self.router.getCategoryForClient()
+        self.hello.sayHello("x")
+
+    def where(self, routers):
+        needle = "category '%s'" % self.category
+        return [name for name, proc in routers.items() if needle in log_text(proc)]
+
+    def close(self):
+        self.ic.destroy()
+
+
+class Hammer(threading.Thread):
+    """Opens connections back to back until stopped: tcp (validate connection read), every tenth
+    on ws. Counts attempts, refusals and other failures (with the first few reasons)."""
+
+    def __init__(self, tcp_port, ws_port):
+        super().__init__(daemon=True)
+        self.tcp_port, self.ws_port = tcp_port, ws_port
+        self.attempts = self.refused = self.failed = 0
+        self.reasons = []
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.is_set():
+            self.attempts += 1
+            try:
+                if self.attempts % 10 == 0:
+                    H.probe(self.ws_port, "ws", timeout=3.0)
+                else:
+                    H.RawConn(self.tcp_port, timeout=3.0).close()
+            except ConnectionRefusedError as e:
+                self.refused += 1
+                self.reasons.append("refused: %s" % e)
+            except (OSError, H.Failure) as e:
+                self.failed += 1
+                self.reasons.append("%s: %s" % (type(e).__name__, e))
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+
+
+def takeover_message(version, mtype, body=b""):
+    return b"MRTK" + struct.pack("<HB", version, mtype) + body
+
+
+def ask_raw(path, data, fds=()):
+    """Sends one message to a takeover socket and returns the answer's bytes (b"" if closed)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.settimeout(10)
+        s.connect(path)
+        if fds:
+            socket.send_fds(s, [data], list(fds))
+        else:
+            s.send(data)
+        return s.recv(65536)
+
+
+def refusal_reason(answer):
+    """The reason of a refusal message (type 5), or raises Failure."""
+    H.check(answer[:4] == b"MRTK" and len(answer) >= 11 and answer[6] == 5,
+            "expected a refusal from the takeover socket, got %r" % answer[:40])
+    n = struct.unpack("<I", answer[7:11])[0]
+    return answer[11:11 + n].decode(errors="replace")
+
+
+def open_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--moraine-bin", default=os.path.join(H.REPO, "build", "bin", "moraine-router"))
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    env = H.Env("moraine", os.path.abspath(args.moraine_bin), keep=args.keep)
+    watchdog = env.start_watchdog(170)
+    clients = []
+    hammer = None
+    ok = False
+    name = "takeover (a second moraine-router takes the listening sockets over)"
+    try:
+        hello = env.hello_proxy()
+        ports = {k: H.free_port() for k in ("client", "ws", "server", "tm", "pub", "metrics", "other")}
+        sock_path = os.path.join(env.dir, "takeover.sock")
+        props = {
+            "Glacier2.InstanceName": "Glacier2",
+            "Glacier2.Client.Endpoints": "%s:%s" % (H.endpoint(ports["client"]), H.endpoint(ports["ws"], "ws")),
+            "Glacier2.Server.Endpoints": H.endpoint(ports["server"]),
+            "Glacier2.Trace.Session": "1",
+            "Glacier2.CryptPasswords": env.passwords,
+            "Glacier2.SessionTimeout": "30",
+            "IceStorm.InstanceName": "IceStorm",
+            "IceStorm.TopicManager.Endpoints": H.endpoint(ports["tm"]),
+            "IceStorm.Publish.Endpoints": H.endpoint(ports["pub"]),
+            "IceStorm.Transient": "1",
+            "Moraine.Metrics.Listen": "127.0.0.1:%d" % ports["metrics"],
+            "Moraine.Takeover.Socket": sock_path,
+            "Moraine.Takeover.DrainTimeout": str(DRAIN_MS),
+        }
+        cfg = os.path.join(env.dir, "router.cfg")
+        H.write_properties(cfg, props)
+        ready = [(ports["client"], "Glacier2.Client.Endpoints"), (ports["tm"], "IceStorm.TopicManager.Endpoints")]
+
+        # 1. Router A with two sessions.
+        a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
+        proxy = "Glacier2/router:" + H.endpoint(ports["client"])
+        s1, s2 = Client(env, proxy, hello), Client(env, proxy, hello)
+        clients += [s1, s2]
+        s1.open()
+        s2.open()
+        H.check(os.stat(sock_path).st_mode & 0o777 == 0o600, "the takeover socket is not mode 0600")
+
+        # 2. Connections back to back, through the takeover.
+        hammer = Hammer(ports["client"], ports["ws"])
+        hammer.start()
+        time.sleep(0.5)
+
+        # 3. B takes over.
+        t0 = time.monotonic()
+        b = env.start("router-B", [env.moraine_bin, "--threads", "3", "--ice-config", cfg, "--takeover", sock_path])
+        H.check(wait_log(b, "takeover: accepting on 11 listening socket(s)", 15),
+                "router B did not take the 11 sockets over%s" % b.log_tail())
+        t_taken = time.monotonic() - t0
+        H.check(wait_log(a, "takeover: handed 11 listening socket(s) over", 5),
+                "router A did not log the handover%s" % a.log_tail())
+        report = ["B took over 11 listening sockets (tcp, ws, server, TopicManager, Publish on 2 shards; /metrics)"
+                  " %.0f ms after it started" % (t_taken * 1e3)]
+
+        # 4. New sessions land on B; S1 and S2 still work through A.
+        fresh = []
+        for _ in range(8):
+            c = Client(env, proxy, hello)
+            clients.append(c)
+            fresh.append(c)
+            c.open()
+        routers = {"A": a, "B": b}
+        time.sleep(0.2)  # trace lines are read through the file system
+        places = [c.where(routers) for c in fresh]
+        H.check(all(p == ["B"] for p in places), "new sessions after the takeover: %s, expected all on B" % places)
+        H.check(s1.where(routers) == ["A"] and s2.where(routers) == ["A"], "S1 and S2 were not on A")
+        s1.hello.sayHello("during the drain")
+        s2.hello.sayHello("during the drain")
+        s2.router.destroySession()
+        report.append("8 new sessions all on B; S1 and S2 kept calling through A, then S2 ended its session")
+
+        # 5. A closes S1 at the deadline and exits 0.
+        time.sleep(1.0)
+        s1.hello.sayHello("still on A, before the deadline")
+        try:
+            rc = a.popen.wait(DRAIN_MS / 1000.0 + 10)
+        except Exception:  # noqa: BLE001  (subprocess.TimeoutExpired: still running is the failure)
+            rc = None
+        t_exit = time.monotonic() - t0
+        H.check(rc == 0, "router A: exit status %s after the drain, expected 0%s" % (rc, a.log_tail()))
+        a_log = log_text(a)
+        env.procs.remove(a)  # its exit is the test's doing
+        a.log.close()
+        H.check("1 of 2 session(s) ended on their own; closing the other 1 gracefully" in a_log,
+                "router A did not log its drain as expected:%s" % a_log[-800:])
+        time.sleep(0.3)
+        hammer.stop()
+        H.check(hammer.attempts > 50, "only %d connection attempts" % hammer.attempts)
+        H.check(hammer.refused == 0 and hammer.failed == 0,
+                "%d of %d connections refused, %d failed: %s" % (hammer.refused, hammer.attempts, hammer.failed,
+                                                                hammer.reasons[:5]))
+        report.append("A drained: S2 ended on its own, S1 closed at the %d ms deadline; A exited 0 %.1f s after the"
+                      " takeover began" % (DRAIN_MS, t_exit))
+        report.append("%d connections opened back to back (1 in 10 on ws) during the takeover: 0 refused, 0 failed"
+                      % hammer.attempts)
+
+        # 6. B serves on: S1 again (a new session), /metrics, the topic service.
+        s1.ic.destroy()
+        clients.remove(s1)
+        again = Client(env, proxy, hello)
+        clients.append(again)
+        again.open()
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % ports["metrics"], timeout=5) as r:
+            H.check(r.status == 200, "/metrics answered %s" % r.status)
+        with env.communicator() as ic:
+            tm = IceStorm.TopicManagerPrx.checkedCast(ic.stringToProxy("IceStorm/TopicManager:" + H.endpoint(ports["tm"])))
+            tm.create("after-takeover")
+        report.append("after A exited, B served a new session, /metrics and the TopicManager")
+
+        # 7. A mismatched configuration is refused; B serves on.
+        bad_props = dict(props)
+        bad_props["Glacier2.Client.Endpoints"] = "%s:%s" % (H.endpoint(ports["other"]), H.endpoint(ports["ws"], "ws"))
+        bad_cfg = os.path.join(env.dir, "router-bad.cfg")
+        H.write_properties(bad_cfg, bad_props)
+        c = env.start("router-C", [env.moraine_bin, "--ice-config", bad_cfg, "--takeover", sock_path])
+        try:
+            rc = c.popen.wait(15)
+        except Exception:  # noqa: BLE001
+            rc = None
+        c_log = log_text(c)
+        c.stop()
+        env.procs.remove(c)
+        H.check(rc == 1, "router C (mismatched endpoints): exit status %s, expected 1%s" % (rc, c_log[-600:]))
+        want = "this configuration listens on Glacier2.Client 'tcp -h 127.0.0.1 -p %d " % ports["other"]
+        H.check("takeover refused" in c_log and want in c_log, "router C's refusal does not say %r: %s"
+                % (want, c_log.strip()[-600:]))
+        H.check(wait_log(b, "takeover refused, this router goes on serving", 5),
+                "router B did not log the refusal%s" % b.log_tail())
+        mismatch = Client(env, proxy, hello)
+        clients.append(mismatch)
+        mismatch.open()
+        report.append("a router with another client port was refused (exit 1, naming the endpoint); B served on")
+
+        # 8. Bad input on B's takeover socket.
+        pid = b.popen.pid
+        fds_before = open_fds(pid)
+        garbage = refusal_reason(ask_raw(sock_path, b"GET / HTTP/1.1\r\n\r\n"))
+        H.check("MRTK" in garbage, "garbage: refusal %r" % garbage)
+        future = refusal_reason(ask_raw(sock_path, takeover_message(2, 1, struct.pack("<I", 0) + struct.pack("<I", 1))))
+        H.check("version 2" in future, "version 2: refusal %r" % future)
+        r, w = os.pipe()
+        try:
+            hello_v1 = takeover_message(1, 1, struct.pack("<I", 1) + b"x" + struct.pack("<I", 1))
+            stray = refusal_reason(ask_raw(sock_path, hello_v1, fds=(r, w, r)))
+        finally:
+            os.close(r)
+            os.close(w)
+        H.check("descriptors" in stray, "a hello with descriptors: refusal %r" % stray)
+        truncated = refusal_reason(ask_raw(sock_path, hello_v1[:-2]))
+        H.check("truncated" in truncated, "a truncated hello: refusal %r" % truncated)
+        H.check(H.wait_until(lambda: open_fds(pid) == fds_before, 3.0),
+                "router B's descriptors: %d before the bad input, %d after" % (fds_before, open_fds(pid)))
+        last = Client(env, proxy, hello)
+        clients.append(last)
+        last.open()
+        report.append("garbage, version 2, a hello with 3 descriptors and a truncated hello were each refused"
+                      " (%r...); B's descriptors %d before and after; B served on" % (future[:60], fds_before))
+        ok = True
+        for line in report:
+            print("    " + line)
+    except (H.Failure, OSError, Ice.Exception) as e:
+        print("FAIL %s: %s" % (name, e))
+    finally:
+        if hammer is not None and hammer.is_alive():
+            hammer.stop()
+        for c in clients:
+            c.close()
+        watchdog.cancel()
+    return env.finish(name, ok)  # B must exit 0 on SIGTERM
+
+
+if __name__ == "__main__":
+    sys.exit(main())
