@@ -372,7 +372,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    const std::size_t adopting = inherited ? inherited->size() : 0;
+    const bool taking_over = inherited != nullptr;
+    const std::size_t adopting = taking_over ? inherited->size() : 0;
 
     std::unique_ptr<net::shard_set> shards;
     std::unique_ptr<router::session_router> glacier2;
@@ -391,18 +392,16 @@ int main(int argc, char** argv) {
         if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
         if (const auto left = shards->inherited_left(); !left.empty())
             throw std::runtime_error("no service took over " + net::describe(left.front().id));
-        if (!adopting) takeovers = serve_takeovers(cfg, *shards, *glacier2, true);
+        if (!taking_over) takeovers = serve_takeovers(cfg, *shards, *glacier2, true);
         shards->start();
         client_adapter = register_client_adapter(*shards, cfg, *glacier2);
     } catch (const std::exception& e) {
-        if (adopting) {
-            channel->refuse(std::string("the new router cannot start: ") + e.what());
-            std::cerr << "moraine-router: takeover refused, the running router goes on serving: ";
-        }
-        std::cerr << "moraine-router: cannot start: " << e.what() << "\n";
+        if (taking_over) channel->refuse(std::string("the new router cannot start: ") + e.what());
+        std::cerr << "moraine-router: " << (taking_over ? "takeover refused, the running router goes on serving: " : "")
+                  << "cannot start: " << e.what() << "\n";
         return 1;
     }
-    if (adopting) {
+    if (taking_over) {
         confirm_takeover(*channel, adopting);
         channel.reset();
         takeovers = serve_takeovers(cfg, *shards, *glacier2, false);  // the path is free now

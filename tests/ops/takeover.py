@@ -22,7 +22,9 @@ Moraine.Takeover.DrainTimeout (4 s).
      saying which endpoint differs, and B goes on serving;
   8. garbage, another format version and a hello carrying descriptors, sent to B's takeover
      socket, are each refused with a message; B's descriptor count is unchanged; B still
-     serves a new session; B exits 0 on SIGTERM.
+     serves a new session; B exits 0 on SIGTERM;
+  9. router D with a persistent topic database; E, same configuration, takes the sockets but
+     cannot open the database D holds: E refuses and exits 1, D serves on.
 
 Prints PASS with the figures, or FAIL with the reason (logs kept), and exits 0 or 1.
 Every process is stopped by PID; each wait is bounded.
@@ -138,6 +140,49 @@ def refusal_reason(answer):
 
 def open_fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def persistent_store_refused(env, hello):
+    """Router D with a persistent topic database; E takes over with the same configuration but
+    cannot open the database D holds: E must exit 1 after refusing, D must serve on."""
+    ports = {k: H.free_port() for k in ("client", "tm", "pub")}
+    store = os.path.join(env.dir, "store")
+    os.mkdir(store)
+    sock_path = os.path.join(env.dir, "takeover-d.sock")
+    props = {
+        "Glacier2.InstanceName": "Glacier2",
+        "Glacier2.Client.Endpoints": H.endpoint(ports["client"]),
+        "Glacier2.CryptPasswords": env.passwords,
+        "IceStorm.InstanceName": "IceStorm",
+        "IceStorm.TopicManager.Endpoints": H.endpoint(ports["tm"]),
+        "IceStorm.Publish.Endpoints": H.endpoint(ports["pub"]),
+        "IceStorm.Transient": "0",
+        "IceStorm.LMDB.Path": store,
+        "Moraine.Takeover.Socket": sock_path,
+    }
+    cfg = os.path.join(env.dir, "router-store.cfg")
+    H.write_properties(cfg, props)
+    d = env.start_ready("router-D", [env.moraine_bin, "--threads", "1", "--ice-config", cfg],
+                        [(ports["client"], "Glacier2.Client.Endpoints")])
+    e = env.start("router-E", [env.moraine_bin, "--threads", "1", "--ice-config", cfg, "--takeover", sock_path])
+    try:
+        rc = e.popen.wait(15)
+    except Exception:  # noqa: BLE001  (still running is the failure)
+        rc = None
+    e_log = log_text(e)
+    e.stop()
+    env.procs.remove(e)
+    H.check(rc == 1 and "takeover refused, the running router goes on serving: cannot start" in e_log,
+            "router E (topic database held by D): exit status %s, log: %s" % (rc, e_log.strip()[-500:]))
+    H.check(wait_log(d, "refused the listening sockets: the new router cannot start", 5),
+            "router D did not log E's refusal%s" % d.log_tail())
+    c = Client(env, "Glacier2/router:" + H.endpoint(ports["client"]), hello)
+    try:
+        c.open()
+    finally:
+        c.close()
+    return ("a router that cannot open the topic database the running one holds refused the takeover (exit 1);"
+            " the running one served on")
 
 
 def main():
@@ -302,6 +347,8 @@ def main():
         last.open()
         report.append("garbage, version 2, a hello with 3 descriptors and a truncated hello were each refused"
                       " (%r...); B's descriptors %d before and after; B served on" % (future[:60], fds_before))
+        # 9. A new router that cannot start (the topic database is the running router's) is refused.
+        report.append(persistent_store_refused(env, hello))
         ok = True
         for line in report:
             print("    " + line)
