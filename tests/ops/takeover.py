@@ -4,15 +4,15 @@
   /usr/bin/python3 tests/ops/takeover.py [--moraine-bin build/bin/moraine-router] [--keep]
 
 All on loopback, with tests/interop/harness.py (the Python Demo back end, real Ice 3.7 clients).
-One property file serves both routers: client endpoints tcp and ws, a server endpoint, the topic
-service (TopicManager, Publish), /metrics, Moraine.Takeover.Socket and a short
-Moraine.Takeover.DrainTimeout (4 s).
+One property file serves both routers: client endpoints tcp, ws, ssl and wss (certificates from
+tests/interop/tls_certs.py), a server endpoint, the topic service (TopicManager, Publish),
+/metrics, Moraine.Takeover.Socket and a short Moraine.Takeover.DrainTimeout (4 s).
 
   1. router A (2 shards) starts; sessions S1 and S2 are created on it;
-  2. a loop opens connections without a pause (tcp: connect + Ice validate connection; every
-     tenth on ws: the upgrade + validate) and counts every refusal or failure;
-  3. router B (3 shards) starts with --takeover: it must log that it accepts on all 11 sockets
-     (5 endpoints x 2 shards + /metrics); A must log the handover;
+  2. a loop opens connections without a pause (tcp: connect + Ice validate connection; of every
+     ten, one each on ws, ssl and wss: handshake + validate) and counts every refusal or failure;
+  3. router B (3 shards) starts with --takeover: it must log that it accepts on all 15 sockets
+     (7 endpoints x 2 shards + /metrics); A must log the handover;
   4. new sessions all land on B (Glacier2.Trace.Session lines); S1 and S2 keep calling through
      A; S2 destroys its session;
   5. A closes S1 at its drain deadline and exits 0 by itself, logging 1 of 2 sessions ended on
@@ -32,6 +32,7 @@ Every process is stopped by PID; each wait is bounded.
 import argparse
 import os
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -44,9 +45,13 @@ import harness as H  # noqa: E402
 import Glacier2  # noqa: E402,F401  (after harness: see harness._import_glacier2)
 import Ice  # noqa: E402
 import IceStorm  # noqa: E402
+import tls_certs  # noqa: E402  (tests/interop/tls_certs.py: the project's test PKI)
 
 Demo = H.Demo
 DRAIN_MS = 4000
+# Client endpoints tcp, ws, ssl and wss, a server endpoint, TopicManager and Publish on 2 shards,
+# and /metrics.
+SOCKETS = 7 * 2 + 1
 
 
 def log_text(proc):
@@ -84,12 +89,13 @@ class Client:
 
 
 class Hammer(threading.Thread):
-    """Opens connections back to back until stopped: tcp (validate connection read), every tenth
-    on ws. Counts attempts, refusals and other failures (with the first few reasons)."""
+    """Opens connections back to back until stopped: tcp (validate connection read); of every ten,
+    one on ws, one on ssl, one on wss (the handshake, then the validate connection). Counts
+    attempts, refusals and other failures (with the first few reasons)."""
 
-    def __init__(self, tcp_port, ws_port):
+    def __init__(self, ports, tls):
         super().__init__(daemon=True)
-        self.tcp_port, self.ws_port = tcp_port, ws_port
+        self.ports, self.tls = ports, tls
         self.attempts = self.refused = self.failed = 0
         self.reasons = []
         self.stopping = threading.Event()
@@ -98,10 +104,9 @@ class Hammer(threading.Thread):
         while not self.stopping.is_set():
             self.attempts += 1
             try:
-                if self.attempts % 10 == 0:
-                    H.probe(self.ws_port, "ws", timeout=3.0)
-                else:
-                    H.RawConn(self.tcp_port, timeout=3.0).close()
+                kind = {0: "ws", 3: "ssl", 6: "wss"}.get(self.attempts % 10, "tcp")
+                port = self.ports["client" if kind == "tcp" else kind]
+                H.probe(port, kind, timeout=3.0, tls=self.tls)
             except ConnectionRefusedError as e:
                 self.refused += 1
                 self.reasons.append("refused: %s" % e)
@@ -198,11 +203,23 @@ def main():
     name = "takeover (a second moraine-router takes the listening sockets over)"
     try:
         hello = env.hello_proxy()
-        ports = {k: H.free_port() for k in ("client", "ws", "server", "tm", "pub", "metrics", "other")}
+        ports = {k: H.free_port() for k in ("client", "ws", "ssl", "wss", "server", "tm", "pub", "metrics", "other")}
         sock_path = os.path.join(env.dir, "takeover.sock")
+        certs = tls_certs.make(os.path.join(env.dir, "certs"))
+        tls = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=os.path.join(certs, "ca.pem"))
+
+        def client_endpoints(tcp_port):
+            return ":".join([H.endpoint(tcp_port), H.endpoint(ports["ws"], "ws"), H.endpoint(ports["ssl"], "ssl"),
+                             H.endpoint(ports["wss"], "wss")])
+
         props = {
             "Glacier2.InstanceName": "Glacier2",
-            "Glacier2.Client.Endpoints": "%s:%s" % (H.endpoint(ports["client"]), H.endpoint(ports["ws"], "ws")),
+            "Glacier2.Client.Endpoints": client_endpoints(ports["client"]),
+            "IceSSL.DefaultDir": certs,
+            "IceSSL.CAs": "ca.pem",
+            "IceSSL.CertFile": "server.pem",
+            "IceSSL.KeyFile": "server_key.pem",
+            "IceSSL.VerifyPeer": "0",
             "Glacier2.Server.Endpoints": H.endpoint(ports["server"]),
             "Glacier2.Trace.Session": "1",
             "Glacier2.CryptPasswords": env.passwords,
@@ -229,20 +246,20 @@ def main():
         H.check(os.stat(sock_path).st_mode & 0o777 == 0o600, "the takeover socket is not mode 0600")
 
         # 2. Connections back to back, through the takeover.
-        hammer = Hammer(ports["client"], ports["ws"])
+        hammer = Hammer(ports, tls)
         hammer.start()
         time.sleep(0.5)
 
         # 3. B takes over.
         t0 = time.monotonic()
         b = env.start("router-B", [env.moraine_bin, "--threads", "3", "--ice-config", cfg, "--takeover", sock_path])
-        H.check(wait_log(b, "takeover: accepting on 11 listening socket(s)", 15),
-                "router B did not take the 11 sockets over%s" % b.log_tail())
+        H.check(wait_log(b, "takeover: accepting on %d listening socket(s)" % SOCKETS, 15),
+                "router B did not take the %d sockets over%s" % (SOCKETS, b.log_tail()))
         t_taken = time.monotonic() - t0
-        H.check(wait_log(a, "takeover: handed 11 listening socket(s) over", 5),
+        H.check(wait_log(a, "takeover: handed %d listening socket(s) over" % SOCKETS, 5),
                 "router A did not log the handover%s" % a.log_tail())
-        report = ["B took over 11 listening sockets (tcp, ws, server, TopicManager, Publish on 2 shards; /metrics)"
-                  " %.0f ms after it started" % (t_taken * 1e3)]
+        report = ["B took over %d listening sockets (client tcp, ws, ssl, wss, server, TopicManager, Publish on 2"
+                  " shards; /metrics) %.0f ms after it started" % (SOCKETS, t_taken * 1e3)]
 
         # 4. New sessions land on B; S1 and S2 still work through A.
         fresh = []
@@ -283,8 +300,8 @@ def main():
                                                                 hammer.reasons[:5]))
         report.append("A drained: S2 ended on its own, S1 closed at the %d ms deadline; A exited 0 %.1f s after the"
                       " takeover began" % (DRAIN_MS, t_exit))
-        report.append("%d connections opened back to back (1 in 10 on ws) during the takeover: 0 refused, 0 failed"
-                      % hammer.attempts)
+        report.append("%d connections opened back to back (tcp; 1 in 10 each on ws, ssl, wss) during the takeover:"
+                      " 0 refused, 0 failed" % hammer.attempts)
 
         # 6. B serves on: S1 again (a new session), /metrics, the topic service.
         s1.ic.destroy()
@@ -301,7 +318,7 @@ def main():
 
         # 7. A mismatched configuration is refused; B serves on.
         bad_props = dict(props)
-        bad_props["Glacier2.Client.Endpoints"] = "%s:%s" % (H.endpoint(ports["other"]), H.endpoint(ports["ws"], "ws"))
+        bad_props["Glacier2.Client.Endpoints"] = client_endpoints(ports["other"])
         bad_cfg = os.path.join(env.dir, "router-bad.cfg")
         H.write_properties(bad_cfg, bad_props)
         c = env.start("router-C", [env.moraine_bin, "--ice-config", bad_cfg, "--takeover", sock_path])
