@@ -1,10 +1,6 @@
 // inherited_listeners: take() hands each endpoint's sockets over once, in shard order;
 // check_same_listeners names an endpoint only one side has; check_descriptors refuses a
-// descriptor that is not the socket its record says. shard_set: one set's listening sockets,
-// shared and adopted by a second set with another shard count, keep their port, and after the
-// first set releases its copies every new connection reaches the second, none refused.
-#include "loop_harness.hpp"
-
+// descriptor that is not the socket its record says.
 #include <moraine/net/inherited_listeners.hpp>
 
 #include <gtest/gtest.h>
@@ -12,8 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <atomic>
-#include <thread>
+#include <functional>
 
 using namespace moraine;
 using namespace std::chrono_literals;
@@ -112,59 +107,4 @@ TEST(inherited_listeners, check_descriptors_refuses_what_is_not_the_socket_named
     ::close(p[1]);
     not_a_socket.push_back({rec, net::unique_fd(p[0])});
     EXPECT_NE(error_of([&] { net::check_descriptors(not_a_socket); }).find("not a stream socket"), std::string::npos);
-}
-
-TEST(shard_set_takeover, adopted_sockets_keep_the_port_and_take_every_connection_once_released) {
-    std::atomic<int> on_old{0}, on_new{0};
-    const auto ep = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p 0");
-    const auto udp = *protocol::endpoints_from_string("udp -h 127.0.0.1 -p 0");
-    auto old_set = std::make_unique<net::shard_set>(test::runtime(2));
-    const auto bound = old_set->listen("Glacier2.Client", ep, [&](net::shard&, net::transport) { ++on_old; });
-    const auto bound_udp = old_set->listen_datagrams("Glacier2.Server", udp, [](net::shard&, const protocol::request_view&) {});
-    old_set->start();
-
-    auto shared = old_set->share_listeners();
-    ASSERT_EQ(shared.size(), 4u) << "2 shards x (tcp + udp)";
-    std::vector<net::listener_record> records;
-    for (const auto& s : shared) records.push_back(s.record);
-    EXPECT_NO_THROW(net::check_descriptors(shared));
-    EXPECT_EQ(error_of([&] {
-                  net::check_same_listeners(records, {{"Glacier2.Client", protocol::endpoint_to_string(ep[0]), 0},
-                                                      {"Glacier2.Server", protocol::endpoint_to_string(udp[0]), 0}});
-              }),
-              "");
-
-    net::shard_set new_set(test::runtime(3));  // more shards than sockets: the third binds the same port
-    new_set.adopt(std::make_unique<net::inherited_listeners>(std::move(shared)));
-    const auto adopted = new_set.listen("Glacier2.Client", ep, [&](net::shard&, net::transport) { ++on_new; });
-    const auto adopted_udp =
-        new_set.listen_datagrams("Glacier2.Server", udp, [](net::shard&, const protocol::request_view&) {});
-    EXPECT_EQ(adopted.at(0).port, bound.at(0).port) << "the same port, port 0 in both configurations";
-    EXPECT_EQ(adopted_udp.at(0).port, bound_udp.at(0).port);
-    EXPECT_TRUE(new_set.inherited_left().empty());
-    EXPECT_EQ(new_set.listeners().size(), 6u) << "3 shards x (tcp + udp)";
-    new_set.start();
-
-    EXPECT_EQ(old_set->release_listeners(), 4u);
-    EXPECT_EQ(old_set->release_listeners(), 0u) << "closed once";
-    EXPECT_THROW(old_set->share_listeners(), net::channel_error) << "nothing left to hand over";
-
-    net::asio::io_context client_io;
-    std::vector<net::tcp::socket> clients;
-    for (int i = 0; i < 32; ++i) {
-        clients.emplace_back(client_io);
-        boost::system::error_code ec;
-        clients.back().connect({net::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(bound[0].port)}, ec);
-        EXPECT_FALSE(ec) << "connection " << i << " refused: " << ec.message();
-    }
-    for (int i = 0; i < 500 && on_new.load() < 32; ++i) std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(on_new.load(), 32);
-    EXPECT_EQ(on_old.load(), 0) << "the old set accepts nothing once released";
-    old_set.reset();  // the old process exits: the new one keeps the port
-    clients.emplace_back(client_io);
-    boost::system::error_code ec;
-    clients.back().connect({net::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(bound[0].port)}, ec);
-    EXPECT_FALSE(ec) << ec.message();
-    for (int i = 0; i < 500 && on_new.load() < 33; ++i) std::this_thread::sleep_for(10ms);
-    EXPECT_EQ(on_new.load(), 33);
 }
