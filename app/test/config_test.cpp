@@ -856,7 +856,7 @@ TEST_F(config_files, yaml_unknown_keys_are_errors) {
     EXPECT_EQ(yaml_error(yaml_client + "sesion:\n  timeout: 3\n"),
               yaml_file() + ":3: sesion: unknown key (expected one of: instance_name, return_client_proxy, "
                             "add_connection_context, session, client, server, auth, filters, trace, threads, drain_timeout_ms, "
-                            "log_level, limits, tls, locator, metrics, topics)");
+                            "log_level, limits, tls, locator, takeover, metrics, topics)");
     EXPECT_EQ(yaml_error("client:\n  endpoints: tcp -p 4063\n  endpoint: tcp -p 4064\n"),
               yaml_file() + ":3: client.endpoint: unknown key (expected one of: endpoints, forward_context, buffered, "
                             "always_batch, sleep_time_ms, acm_timeout, heartbeat_interval_ms, heartbeat_always, reuse_port, "
