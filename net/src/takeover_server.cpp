@@ -123,10 +123,14 @@ void takeover_server::start() {
 }
 
 void takeover_server::stop() {
-    if (!thread_.joinable()) return;
-    const char byte = 1;
-    [[maybe_unused]] auto n = ::write(wake_write_.get(), &byte, 1);
-    thread_.join();
+    if (thread_.joinable()) {
+        const char byte = 1;
+        [[maybe_unused]] auto n = ::write(wake_write_.get(), &byte, 1);
+        thread_.join();
+    }
+    // A new router asking from now on is refused a connection (nobody serves here any more)
+    // rather than left waiting for an answer that never comes.
+    listen_.reset();
 }
 
 void takeover_server::run() {

@@ -2,7 +2,7 @@
 // over and calls release and handed_over once; garbage, another version, descriptors sent to
 // the server, a client that refuses or vanishes: each leaves the server serving the next
 // takeover, with no descriptor left open. The socket is mode 0600; a stale one is replaced, a
-// live one refused; nobody listening is takeover_unreachable.
+// live one refused; nobody listening (or a stopped server) is takeover_unreachable.
 #include <moraine/net/takeover_client.hpp>
 #include <moraine/net/takeover_server.hpp>
 
@@ -235,6 +235,13 @@ TEST(takeover_server, stale_socket_is_replaced_live_one_refused) {
     }
     ASSERT_TRUE(std::filesystem::exists(f.path));
     EXPECT_NO_THROW(f.make());
+}
+
+TEST(takeover_server, once_stopped_a_new_router_finds_nobody) {
+    fixture f;
+    f.server->stop();  // the router drains on SIGTERM: no takeover any more
+    EXPECT_THROW(net::takeover_client{f.path}, net::takeover_unreachable) << "refused at once, not left waiting";
+    EXPECT_EQ(f.shared.load(), 0);
 }
 
 TEST(takeover_client, nobody_listening_is_unreachable) {

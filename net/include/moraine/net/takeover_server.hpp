@@ -43,7 +43,8 @@ public:
 
     /// Starts serving; call once the shards run.
     void start();
-    /// Stops serving: a takeover under way is abandoned (refused). Idempotent; call before the shards stop.
+    /// Stops serving and listening: a takeover under way is abandoned (refused), a later one finds
+    /// nobody there (takeover_unreachable). Idempotent; call before the shards stop.
     void stop();
     /// Whether a takeover succeeded: the listening sockets belong to another process.
     bool handed_over() const noexcept { return handed_over_.load(std::memory_order_acquire); }
