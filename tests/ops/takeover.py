@@ -24,7 +24,9 @@ tests/interop/tls_certs.py), a server endpoint, the topic service (TopicManager,
      socket, are each refused with a message; B's descriptor count is unchanged; B still
      serves a new session; B exits 0 on SIGTERM;
   9. router D with a persistent topic database; E, same configuration, takes the sockets but
-     cannot open the database D holds: E refuses and exits 1, D serves on.
+     cannot open the database D holds: E refuses and exits 1, D serves on;
+ 10. router G with a session is taken over by H; a SIGTERM to G during its drain (60 s
+     deadline) makes it close the session and exit 0 at once.
 
 Prints PASS with the figures, or FAIL with the reason (logs kept), and exits 0 or 1.
 Every process is stopped by PID; each wait is bounded.
@@ -188,6 +190,45 @@ def persistent_store_refused(env, hello):
         c.close()
     return ("a router that cannot open the topic database the running one holds refused the takeover (exit 1);"
             " the running one served on")
+
+
+def sigterm_cuts_drain(env, hello):
+    """Router G (default takeover deadline, 60 s) with a session; H takes over; a SIGTERM to G
+    during its drain must make it close the session gracefully and exit 0 at once."""
+    port = H.free_port()
+    sock_path = os.path.join(env.dir, "takeover-g.sock")
+    props = {
+        "Glacier2.InstanceName": "Glacier2",
+        "Glacier2.Client.Endpoints": H.endpoint(port),
+        "Glacier2.CryptPasswords": env.passwords,
+        "Moraine.Takeover.Socket": sock_path,
+    }
+    cfg = os.path.join(env.dir, "router-sigterm.cfg")
+    H.write_properties(cfg, props)
+    ready = [(port, "Glacier2.Client.Endpoints")]
+    g = env.start_ready("router-G", [env.moraine_bin, "--threads", "1", "--ice-config", cfg], ready)
+    c = Client(env, "Glacier2/router:" + H.endpoint(port), hello)
+    try:
+        c.open()
+        h = env.start("router-H", [env.moraine_bin, "--threads", "1", "--ice-config", cfg, "--takeover", sock_path])
+        H.check(wait_log(g, "takeover: serving 1 session(s) until they end, for at most 60000 ms", 15),
+                "router G did not begin its drain%s" % g.log_tail())
+        t0 = time.monotonic()
+        g.popen.terminate()
+        try:
+            rc = g.popen.wait(10)
+        except Exception:  # noqa: BLE001  (still running is the failure)
+            rc = None
+        took = time.monotonic() - t0
+        g_log = log_text(g)
+        env.procs.remove(g)
+        g.log.close()
+        H.check(rc == 0 and "signal 15: closing the remaining sessions now" in g_log,
+                "router G after SIGTERM in its drain: exit status %s, log: %s" % (rc, g_log.strip()[-500:]))
+        H.check(h.alive(), "router H exited%s" % h.log_tail())
+    finally:
+        c.close()
+    return "SIGTERM during the drain after a takeover: the old router closed its session and exited 0 in %.2f s" % took
 
 
 def main():
@@ -366,6 +407,8 @@ def main():
                       " (%r...); B's descriptors %d before and after; B served on" % (future[:60], fds_before))
         # 9. A new router that cannot start (the topic database is the running router's) is refused.
         report.append(persistent_store_refused(env, hello))
+        # 10. SIGTERM cuts the drain after a takeover short.
+        report.append(sigterm_cuts_drain(env, hello))
         ok = True
         for line in report:
             print("    " + line)
