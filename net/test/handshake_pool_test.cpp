@@ -24,7 +24,10 @@ TEST(handshake_pool, runs_jobs_on_its_own_threads_at_a_lower_priority) {
     ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
     const auto [id, nice] = f.get();
     EXPECT_NE(id, std::this_thread::get_id());
-    EXPECT_GT(nice, own_nice()) << "handshake threads yield to the shards";
+    // Lower unless the caller already runs at the lowest priority (a build under `nice -n 19`):
+    // niceness stops at 19.
+    if (own_nice() < 19) EXPECT_GT(nice, own_nice()) << "handshake threads yield to the shards";
+    else EXPECT_EQ(nice, 19);
 }
 
 TEST(handshake_pool, stops_with_work_still_queued) {

@@ -10,11 +10,11 @@ namespace moraine::net {
 /** A few threads that run TLS handshake steps (a transport::tls_engine's handshake(), where the
     signature and key exchange cost about a millisecond each) for the shards, so that a flood of
     handshakes queues here instead of between the events of established sessions. Each thread
-    runs at a lower scheduling priority than the shards (nice +10, setpriority on its own
-    thread), so when the machine is busy the kernel gives the shards their time first. A job is
-    a handler posted to executor(); it hands its result back to the owning shard by posting
-    there. Moraine.TLS.HandshakeThreads / tls.handshake_threads (0: no pool, steps run on the
-    shard). Thread-safe. */
+    runs at a lower scheduling priority than the shards (its nice value 10 above the router's,
+    at most 19; setpriority on its own thread), so when the machine is busy the kernel gives the
+    shards their time first. A job is a handler posted to executor(); it hands its result back
+    to the owning shard by posting there. Moraine.TLS.HandshakeThreads / tls.handshake_threads
+    (0: no pool, steps run on the shard). Thread-safe. */
 class handshake_pool {
 public:
     /// Starts `threads` threads (> 0).
