@@ -141,9 +141,13 @@ def main():
             peak_kib = max(peak_kib, status_kib(router.pid, "VmRSS"))
             time.sleep(0.05)
         flood_s = time.monotonic() - t0
-        stop(pub)
+        # The subscribers read again first: the router drains, reads the publisher again, and the
+        # publisher's blocked write completes. Its --duration is over, so it then ends by itself
+        # and prints its count. (A SIGTERM while the subscribers were still stopped left it blocked
+        # in that write on a busy machine, and the SIGKILL after 5 s lost the count.)
         os.kill(subs.pid, signal.SIGCONT)
-        published = int(wait_for(pub_log, r"(\d+) ticks published", pub, 5).group(1))
+        published = int(wait_for(pub_log, r"(\d+) ticks published", pub, 60).group(1))
+        stop(pub)
         offered = int(a.rate * a.seconds)
         growth_mib = (peak_kib - base_kib) / 1024.0
         limit_mib = a.budget_mib + 16
