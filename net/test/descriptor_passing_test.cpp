@@ -3,9 +3,10 @@
 // message, a closed peer, a timeout and a cancel are errors, and none of them leaks a descriptor.
 #include <moraine/net/descriptor_passing.hpp>
 
+#include "open_descriptors.hpp"
+
 #include <gtest/gtest.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,15 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// The number of descriptors this process has open.
-int open_descriptors() {
-    int n = 0;
-    if (DIR* d = ::opendir("/proc/self/fd")) {
-        while (::readdir(d)) ++n;
-        ::closedir(d);
-    }
-    return n;
-}
+using moraine::net::test::open_descriptors;
 
 struct seqpacket_pair {
     net::unique_fd a, b;

@@ -6,9 +6,10 @@
 #include <moraine/net/takeover_client.hpp>
 #include <moraine/net/takeover_server.hpp>
 
+#include "open_descriptors.hpp"
+
 #include <gtest/gtest.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -27,14 +28,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int open_descriptors() {
-    int n = 0;
-    if (DIR* d = ::opendir("/proc/self/fd")) {
-        while (::readdir(d)) ++n;
-        ::closedir(d);
-    }
-    return n;
-}
+using moraine::net::test::open_descriptors;
 
 /// Whether the open descriptors come back to `n` within 2 s (the server closes a channel just
 /// after its last answer).

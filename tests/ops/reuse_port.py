@@ -41,6 +41,7 @@ import harness as H  # noqa: E402
 import Glacier2  # noqa: E402  (after harness: see harness._import_glacier2)
 import Ice  # noqa: E402
 import IceStorm  # noqa: E402
+from routed_client import RoutedClient, log_text  # noqa: E402
 
 Demo = H.Demo
 
@@ -81,27 +82,7 @@ def router_props(env, client_port, server_port, reuse):
     return props
 
 
-def log_text(proc):
-    if not proc.log.closed:
-        proc.log.flush()
-    with open(proc.log_path, errors="replace") as f:
-        return f.read()
-
-
-class Client:
-    """One Ice client with its own communicator: a session and a routed hello proxy."""
-
-    def __init__(self, env, proxy, hello):
-        self.ic = env.communicator(extra={"Ice.Default.Router": proxy})
-        self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
-        self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
-        self.category = None
-
-    def open(self):
-        self.router.createSession("alice", H.CRYPT_USERS["alice"])
-        self.category = self.router.getCategoryForClient()
-        self.hello.sayHello("x")
-
+class Client(RoutedClient):
     def use_topics(self, proxy):
         """Through the session: a topic of its own on the shared TopicManager address, a
         subscriber servant, one tick through the topic's publisher, received within 3 s."""
@@ -119,14 +100,8 @@ class Client:
 
     def where(self, routers):
         """The name of the router whose log traced this client's session, or None."""
-        needle = "category '%s'" % self.category
-        for name, proc in routers.items():
-            if proc is not None and needle in log_text(proc):
-                return name
-        return None
-
-    def close(self):
-        self.ic.destroy()
+        names = self.traced_by(routers)
+        return names[0] if names else None
 
 
 def locate(clients, routers, timeout=3.0):

@@ -48,6 +48,7 @@ import Glacier2  # noqa: E402,F401  (after harness: see harness._import_glacier2
 import Ice  # noqa: E402
 import IceStorm  # noqa: E402
 import tls_certs  # noqa: E402  (tests/interop/tls_certs.py: the project's test PKI)
+from routed_client import RoutedClient, log_text  # noqa: E402
 
 Demo = H.Demo
 DRAIN_MS = 4000
@@ -56,38 +57,14 @@ DRAIN_MS = 4000
 SOCKETS = 7 * 2 + 1
 
 
-def log_text(proc):
-    if not proc.log.closed:
-        proc.log.flush()
-    with open(proc.log_path, errors="replace") as f:
-        return f.read()
-
-
 def wait_log(proc, needle, timeout):
     """True once `needle` is in proc's log (False after `timeout` s or if proc exited first)."""
     return H.wait_until(lambda: needle in log_text(proc) or not proc.alive(), timeout) and needle in log_text(proc)
 
 
-class Client:
-    """One Ice client with its own communicator: a session and a routed hello proxy."""
-
-    def __init__(self, env, proxy, hello):
-        self.ic = env.communicator(extra={"Ice.Default.Router": proxy})
-        self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
-        self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
-        self.category = None
-
-    def open(self):
-        self.router.createSession("alice", H.CRYPT_USERS["alice"])
-        self.category = self.router.getCategoryForClient()
-        self.hello.sayHello("x")
-
+class Client(RoutedClient):
     def where(self, routers):
-        needle = "category '%s'" % self.category
-        return [name for name, proc in routers.items() if needle in log_text(proc)]
-
-    def close(self):
-        self.ic.destroy()
+        return self.traced_by(routers)
 
 
 class Hammer(threading.Thread):
