@@ -14,12 +14,12 @@
 namespace moraine::net {
 namespace {
 
-struct openssl_free {
+struct peer_free {
     void operator()(BIO* p) const noexcept { BIO_free(p); }
     void operator()(X509* p) const noexcept { X509_free(p); }
 };
 template <class T>
-using owned = std::unique_ptr<T, openssl_free>;
+using peer_owned = std::unique_ptr<T, peer_free>;
 
 // What was written to a memory BIO.
 std::string contents(BIO* bio) {
@@ -28,8 +28,8 @@ std::string contents(BIO* bio) {
     return n > 0 ? std::string(data, static_cast<std::size_t>(n)) : std::string();
 }
 
-owned<BIO> memory_bio() {
-    owned<BIO> bio(BIO_new(BIO_s_mem()));
+peer_owned<BIO> memory_bio() {
+    peer_owned<BIO> bio(BIO_new(BIO_s_mem()));
     if (!bio) throw std::bad_alloc();
     return bio;
 }
@@ -37,13 +37,13 @@ owned<BIO> memory_bio() {
 // PEM_write_bio_X509 writes "-----BEGIN CERTIFICATE-----\n", 64-column base64 lines and the
 // END line, each ending in "\n": IceSSL's encoding of SSLInfo.certs.
 std::string to_pem(X509* cert) {
-    owned<BIO> bio = memory_bio();
+    peer_owned<BIO> bio = memory_bio();
     if (PEM_write_bio_X509(bio.get(), cert) != 1) throw std::bad_alloc();  // a memory BIO fails only so
     return contents(bio.get());
 }
 
 std::vector<std::string> peer_chain(SSL* ssl) {
-    owned<X509> leaf(SSL_get1_peer_certificate(ssl));
+    peer_owned<X509> leaf(SSL_get1_peer_certificate(ssl));
     if (!leaf) return {};
     std::vector<std::string> pems;
     // The verified chain includes the trusted root the peer need not have sent. It is absent on a
@@ -80,9 +80,9 @@ tls_peer describe_tls_peer(SSL* ssl, const boost::asio::ip::tcp::socket& s) {
 }
 
 std::string peer_subject(SSL* ssl) {
-    owned<X509> leaf(SSL_get1_peer_certificate(ssl));
+    peer_owned<X509> leaf(SSL_get1_peer_certificate(ssl));
     if (!leaf) return {};
-    owned<BIO> bio = memory_bio();
+    peer_owned<BIO> bio = memory_bio();
     X509_NAME_print_ex(bio.get(), X509_get_subject_name(leaf.get()), 0, XN_FLAG_RFC2253);
     return contents(bio.get());
 }

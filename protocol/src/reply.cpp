@@ -6,6 +6,7 @@
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 
+#include "detail/append_bytes.hpp"
 #include "detail/little_endian.hpp"
 
 namespace moraine::protocol {
@@ -29,8 +30,6 @@ std::size_t append_reply(byte_buffer& out, std::int32_t request_id, reply_status
     return size;
 }
 
-void append(byte_buffer& out, byte_view b) { out.insert(out.end(), b.begin(), b.end()); }
-
 }  // namespace
 
 boost::system::result<reply_view> decode_reply(byte_view body) noexcept {
@@ -48,16 +47,17 @@ boost::system::result<reply_view> decode_reply(byte_view body) noexcept {
 std::size_t write_reply_message(byte_buffer& out, std::int32_t request_id, const reply_view& r,
                                 std::uint8_t compression) {
     return append_reply(out, request_id, r.status, compression, r.payload.size(),
-                        [&](byte_buffer& b) { append(b, r.payload); });
+                        [&](byte_buffer& b) { detail::append_bytes(b, r.payload); });
 }
 
 std::size_t write_reply_ok(byte_buffer& out, std::int32_t request_id, byte_view encaps) {
-    return append_reply(out, request_id, reply_status::ok, 0, encaps.size(), [&](byte_buffer& b) { append(b, encaps); });
+    return append_reply(out, request_id, reply_status::ok, 0, encaps.size(),
+                        [&](byte_buffer& b) { detail::append_bytes(b, encaps); });
 }
 
 std::size_t write_reply_user_exception(byte_buffer& out, std::int32_t request_id, byte_view encaps) {
     return append_reply(out, request_id, reply_status::user_exception, 0, encaps.size(),
-                        [&](byte_buffer& b) { append(b, encaps); });
+                        [&](byte_buffer& b) { detail::append_bytes(b, encaps); });
 }
 
 std::size_t write_reply_not_exist(byte_buffer& out, std::int32_t request_id, reply_status status,
@@ -67,7 +67,7 @@ std::size_t write_reply_not_exist(byte_buffer& out, std::int32_t request_id, rep
     payload.write_facet(facet);
     payload.write_string(operation);
     return append_reply(out, request_id, status, 0, payload.size(),
-                        [&](byte_buffer& b) { append(b, payload.view()); });
+                        [&](byte_buffer& b) { detail::append_bytes(b, payload.view()); });
 }
 
 std::size_t write_reply_unknown(byte_buffer& out, std::int32_t request_id, reply_status status,
@@ -75,7 +75,7 @@ std::size_t write_reply_unknown(byte_buffer& out, std::int32_t request_id, reply
     output_stream payload;
     payload.write_string(text);
     return append_reply(out, request_id, status, 0, payload.size(),
-                        [&](byte_buffer& b) { append(b, payload.view()); });
+                        [&](byte_buffer& b) { detail::append_bytes(b, payload.view()); });
 }
 
 boost::system::result<not_exist_info> decode_not_exist(byte_view payload) {

@@ -5,6 +5,7 @@
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 
+#include "detail/append_bytes.hpp"
 #include "detail/little_endian.hpp"
 
 #include <algorithm>
@@ -27,8 +28,6 @@ void read_request_fields(input_stream& in, request_view& r) {
     r.context = in.read_context();
     r.params = in.read_encapsulation();
 }
-
-void append(byte_buffer& out, byte_view b) { out.insert(out.end(), b.begin(), b.end()); }
 
 }  // namespace
 
@@ -53,9 +52,9 @@ std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, con
     out.resize(at + header_size + 4);
     write_header(out.data() + at, message_type::request, compression_status::none, static_cast<std::int32_t>(size));
     detail::store_le<std::int32_t>(out.data() + at + header_size, request_id);
-    append(out, r.target);
-    append(out, ctx);
-    append(out, r.params.bytes);
+    detail::append_bytes(out, r.target);
+    detail::append_bytes(out, ctx);
+    detail::append_bytes(out, r.params.bytes);
     return size;
 }
 
@@ -88,15 +87,15 @@ std::size_t write_request_message(byte_buffer& out, std::int32_t request_id, con
     out.resize(at + header_size + 4);
     write_header(out.data() + at, message_type::request, compression_status::none, static_cast<std::int32_t>(size));
     detail::store_le<std::int32_t>(out.data() + at + header_size, request_id);
-    append(out, r.target);
-    append(out, c);
-    append(out, r.params.bytes);
+    detail::append_bytes(out, r.target);
+    detail::append_bytes(out, c);
+    detail::append_bytes(out, r.params.bytes);
     return size;
 }
 
 void batch_builder::add(byte_view request_message) {
     if (out_.empty()) out_.resize(header_size + 4);  // header and count, filled in by finish()
-    append(out_, request_message.subspan(header_size + 4));
+    detail::append_bytes(out_, request_message.subspan(header_size + 4));
     ++count_;
 }
 
