@@ -7,12 +7,12 @@
 namespace moraine::net {
 
 namespace {
-std::atomic<unsigned long> bugs{0};  // rare path only: an escaped exception, never per message
+std::atomic<unsigned long> bug_count{0};  // rare path only: an escaped exception, never per message
 }
 
 void report_bug(std::exception_ptr e) {
     if (!e) return;
-    bugs.fetch_add(1, std::memory_order_relaxed);
+    bug_count.fetch_add(1, std::memory_order_relaxed);
     try {
         std::rethrow_exception(e);
     } catch (const std::exception& ex) {
@@ -22,6 +22,6 @@ void report_bug(std::exception_ptr e) {
     }
 }
 
-unsigned long bugs_total() noexcept { return bugs.load(std::memory_order_relaxed); }
+unsigned long bugs_total() noexcept { return bug_count.load(std::memory_order_relaxed); }
 
 }  // namespace moraine::net
