@@ -137,6 +137,7 @@ import time
 import urllib.request
 
 from perf_common import portable, sched_ns, sha256  # perf/perf_common.py (this directory is on sys.path when run as a script)
+import icestorm_replicas  # noqa: E402  (tests/interop/icestorm_replicas.py, on sys.path through perf_common)
 
 PERF = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(PERF)
@@ -783,48 +784,13 @@ class Run:
         again when it dies). The TopicManager and Publish adapters are in replica groups; the
         adapter ids follow the <instance><node id>.TopicManager / .Node pattern by which each
         replica finds the others through the registry."""
-        t = self.a.election_timeout
-        replicas = []
-        for k in range(1, REPLICAS + 1):
-            ip_ = replica_ip(k)
-            replicas.append("""    <node name="node{k}">
-      <icebox id="{inst}{k}" exe="{icebox}" activation="always" user="root">
-        <property name="Ice.Warn.Connections" value="0"/>
-        <service name="{inst}" entry="IceStormService,37:createIceStorm">
-          <adapter name="${{service}}.TopicManager" id="{inst}{k}.TopicManager" replica-group="{tm_group}"
-                   endpoints="tcp -h {ip} -p {tm}"/>
-          <adapter name="${{service}}.Publish" id="{inst}{k}.Publish" replica-group="{pub_group}"
-                   endpoints="tcp -h {ip} -p {pub}"/>
-          <adapter name="${{service}}.Node" id="{inst}{k}.Node" endpoints="tcp -h {ip} -p {node}"/>
-          <properties>
-            <property name="${{service}}.InstanceName" value="{inst}"/>
-            <property name="${{service}}.NodeId" value="{k}"/>
-            <property name="${{service}}.LMDB.Path" value="${{service.data}}"/>
-            <property name="${{service}}.LMDB.MapSize" value="16"/>
-            <property name="${{service}}.Discard.Interval" value="1"/>
-            <property name="${{service}}.Election.MasterTimeout" value="{t}"/>
-            <property name="${{service}}.Election.ElectionTimeout" value="{t}"/>
-            <property name="${{service}}.Election.ResponseTimeout" value="{t}"/>
-            <property name="${{service}}.Trace.Election" value="1"/>
-          </properties>
-        </service>
-      </icebox>
-    </node>""".format(k=k, inst=INSTANCE, icebox=ICEBOX, tm_group=TM_GROUP, pub_group=PUB_GROUP, ip=ip_,
-                      tm=TM_PORT, pub=PUB_PORT, node=NODE_PORT, t=t))
-        return """<!-- written by perf/cluster.py: IceStorm replicated {n} times under IceGrid -->
-<icegrid>
-  <application name="Backbone">
-    <replica-group id="{tm_group}">
-      <load-balancing type="random" n-replicas="0"/>
-      <object identity="{inst}/TopicManager" type="::IceStorm::TopicManager"/>
-    </replica-group>
-    <replica-group id="{pub_group}">
-      <load-balancing type="random" n-replicas="0"/>
-    </replica-group>
-{replicas}
-  </application>
-</icegrid>
-""".format(n=REPLICAS, tm_group=TM_GROUP, pub_group=PUB_GROUP, inst=INSTANCE, replicas="\n".join(replicas))
+        boxes = [(("node%d" % k), [icestorm_replicas.replica_icebox(
+            INSTANCE, k, "tcp -h %s -p %d" % (replica_ip(k), TM_PORT), "tcp -h %s -p %d" % (replica_ip(k), PUB_PORT),
+            "tcp -h %s -p %d" % (replica_ip(k), NODE_PORT), TM_GROUP, PUB_GROUP, self.a.election_timeout,
+            run_as_root=True, extra_properties={"Trace.Election": 1})]) for k in range(1, REPLICAS + 1)]
+        return icestorm_replicas.application("Backbone", INSTANCE, TM_GROUP, PUB_GROUP, boxes,
+                                             "written by perf/cluster.py: IceStorm replicated %d times under IceGrid"
+                                             % REPLICAS)
 
     def write_config(self, name, props):
         path = os.path.join(self.tmp, name)

@@ -9,13 +9,11 @@ state before it). Bottom: sessions the routers held (moraine_sessions). Red line
 Orange dotted line: its IceGrid node has started it again. Green dashed line: the replicas
 replicate 3/3 again. Runs with --hold-down say so in their title. Needs python3-matplotlib.
 """
-import json
+import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_timeline  # noqa: E402  (perf/plot_timeline.py: the figure, one column per run)
 
 
 def marks(ax, bk):
@@ -57,22 +55,6 @@ def plot_run(top, bottom, res):
     bottom.legend([h for h, _ in keep], [l for _, l in keep], fontsize=7, loc="lower right")
 
 
-def main(out, paths):
-    runs = []
-    for p in paths:
-        with open(p) as f:
-            runs.append(json.load(f))
-    fig, axes = plt.subplots(2, len(runs), figsize=(5.4 * len(runs), 6), squeeze=False, sharex="col")
-    for i, res in enumerate(runs):
-        plot_run(axes[0][i], axes[1][i], res)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print("wrote %s" % out)
-    return 0
-
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2:]))
+    sys.exit(plot_timeline.main(__doc__, sys.argv[1:], plot_run, column_width=5.4))

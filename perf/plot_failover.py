@@ -8,13 +8,11 @@ and by all of them, against seconds since the kill (-2 s: the steady state befor
 ticks the subscribers received per second, and their sessions reconnecting, from their 1 s
 status lines. Needs python3-matplotlib.
 """
-import json
+import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_timeline  # noqa: E402  (perf/plot_timeline.py: the figure, one column per run)
 
 
 def plot_run(top, bottom, res):
@@ -44,22 +42,6 @@ def plot_run(top, bottom, res):
     bottom.legend(fontsize=7)
 
 
-def main(out, paths):
-    runs = []
-    for p in paths:
-        with open(p) as f:
-            runs.append(json.load(f))
-    fig, axes = plt.subplots(2, len(runs), figsize=(4.5 * len(runs), 6), squeeze=False, sharex="col")
-    for i, res in enumerate(runs):
-        plot_run(axes[0][i], axes[1][i], res)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print("wrote %s" % out)
-    return 0
-
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2:]))
+    sys.exit(plot_timeline.main(__doc__, sys.argv[1:], plot_run, column_width=4.5))

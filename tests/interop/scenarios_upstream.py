@@ -11,6 +11,7 @@ import time
 
 import Ice
 
+import icestorm_replicas  # tests/interop/icestorm_replicas.py
 import harness as H  # before Glacier2: see harness._import_glacier2
 import Glacier2  # noqa: E402,F401
 import IceStorm  # noqa: E402
@@ -147,46 +148,17 @@ def replicated_application():
     """3 IceStorm replicas (IceBox servers, activation always) on node1, their TopicManager and
     Publish adapters in replica groups, 1 s election timeouts. Returns (the descriptor, {replica:
     its Publish port})."""
-    user = ' user="root"' if os.geteuid() == 0 else ""
-    servers = []
     publish_ports = {}
+    boxes = []
     for k in range(1, REPLICAS + 1):
         tm, pub, node = H.free_port(), H.free_port(), H.free_port()
         publish_ports[k] = pub
-        servers.append("""      <icebox id="{i}{k}" exe="/usr/bin/icebox" activation="always"{user}>
-        <property name="Ice.Warn.Connections" value="0"/>
-        <service name="IceStorm" entry="IceStormService,37:createIceStorm">
-          <adapter name="${{service}}.TopicManager" id="{i}{k}.TopicManager" replica-group="{i}.TopicManagerGroup"
-                   endpoints="{tm}"/>
-          <adapter name="${{service}}.Publish" id="{i}{k}.Publish" replica-group="{i}.PublishGroup" endpoints="{pub}"/>
-          <adapter name="${{service}}.Node" id="{i}{k}.Node" endpoints="{node}"/>
-          <properties>
-            <property name="${{service}}.InstanceName" value="{i}"/>
-            <property name="${{service}}.NodeId" value="{k}"/>
-            <property name="${{service}}.LMDB.Path" value="${{service.data}}"/>
-            <property name="${{service}}.LMDB.MapSize" value="16"/>
-            <property name="${{service}}.Discard.Interval" value="1"/>
-            <property name="${{service}}.Election.MasterTimeout" value="1"/>
-            <property name="${{service}}.Election.ElectionTimeout" value="1"/>
-            <property name="${{service}}.Election.ResponseTimeout" value="1"/>
-          </properties>
-        </service>
-      </icebox>""".format(i=REPLICATED, k=k, user=user, tm=H.endpoint(tm), pub=H.endpoint(pub), node=H.endpoint(node)))
-    return publish_ports, """<icegrid>
-  <application name="ReplicatedUpstream">
-    <replica-group id="{i}.TopicManagerGroup">
-      <load-balancing type="random" n-replicas="0"/>
-      <object identity="{i}/TopicManager" type="::IceStorm::TopicManager"/>
-    </replica-group>
-    <replica-group id="{i}.PublishGroup">
-      <load-balancing type="random" n-replicas="0"/>
-    </replica-group>
-    <node name="node1">
-{servers}
-    </node>
-  </application>
-</icegrid>
-""".format(i=REPLICATED, servers="\n".join(servers))
+        boxes.append(icestorm_replicas.replica_icebox(
+            REPLICATED, k, H.endpoint(tm), H.endpoint(pub), H.endpoint(node), REPLICATED + ".TopicManagerGroup",
+            REPLICATED + ".PublishGroup", 1, run_as_root=os.geteuid() == 0))
+    return publish_ports, icestorm_replicas.application(
+        "ReplicatedUpstream", REPLICATED, REPLICATED + ".TopicManagerGroup", REPLICATED + ".PublishGroup",
+        [("node1", boxes)])
 
 
 def icegridadmin(env, locator_port, command):
