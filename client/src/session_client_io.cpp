@@ -2,6 +2,7 @@
 #include <moraine/client/session_client.hpp>
 
 #include "reconnect_state.hpp"
+#include "stream_layer.hpp"
 #include "tls_stream.hpp"
 #include "ws_client_stream.hpp"
 
@@ -48,20 +49,19 @@ session_client::session_client(executor_type ex, session_options opts)
 
 session_client::~session_client() = default;
 
-void session_client::start_loops(std::shared_ptr<tls_stream> tls) {
+void session_client::start_loops(std::shared_ptr<tls_stream> tls, std::shared_ptr<ws_client_stream> ws) {
     // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    // A TLS stream is owned by the two loops, which end once close() closes the socket.
+    // The layers are owned by the two loops, which end once close() closes the socket; a tcp
+    // session's loops hold two null pointers.
     auto on_done = [](std::exception_ptr) {};  // the loops catch nothing and throw nothing by design
     const std::uint32_t gen = conn_gen_;
-    if (tls) {
-        asio::co_spawn(ex_, [self = shared_from_this(), tls, gen] { return self->read_loop_tls(tls, gen); }, on_done);
-        asio::co_spawn(ex_, [self = shared_from_this(), tls = std::move(tls), gen] {
-            return self->write_loop_tls(tls, gen);
-        }, on_done);
-        return;
-    }
-    asio::co_spawn(ex_, [self = shared_from_this(), gen] { return self->read_loop(gen); }, on_done);
-    asio::co_spawn(ex_, [self = shared_from_this(), gen] { return self->write_loop(gen); }, on_done);
+    std::shared_ptr<stream_layer> layer = ws ? std::shared_ptr<stream_layer>(ws) : std::shared_ptr<stream_layer>(tls);
+    asio::co_spawn(ex_, [self = shared_from_this(), tls = std::move(tls), ws = std::move(ws), gen] {
+        return self->read_loop(tls, ws, gen);
+    }, on_done);
+    asio::co_spawn(ex_, [self = shared_from_this(), layer = std::move(layer), gen] {
+        return self->write_loop(layer, gen);
+    }, on_done);
 }
 
 void session_client::close(error_info why) {
@@ -118,14 +118,12 @@ error_info session_client::enqueue(protocol::byte_buffer msg) {
     return {};
 }
 
-// A write loop per transport (tcp, TLS, ws and wss), so that a tcp session's coroutine frame
-// holds nothing for the others; what they share is in await_output(), gather() and
-// on_written(). wss is the ws loop over TLS (ws_client_stream::tls), not a loop of its own.
+// One write loop for every transport: what differs (TLS records, WebSocket frames) is behind
+// stream_layer, and a tcp session has no layer at all.
 
-template <class HasControl>
-asio::awaitable<bool> session_client::await_output(std::uint32_t gen, HasControl has_control) {
+asio::awaitable<bool> session_client::await_output(std::uint32_t gen, const stream_layer* layer) {
     while (!gone(gen)) {
-        if (!out_.empty() || has_control()) co_return true;
+        if (!out_.empty() || (layer && layer->has_control())) co_return true;
         if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
             close(error_info{});
             co_return false;
@@ -135,66 +133,35 @@ asio::awaitable<bool> session_client::await_output(std::uint32_t gen, HasControl
     co_return false;
 }
 
-asio::awaitable<void> session_client::write_loop(std::uint32_t gen) {
-    std::vector<asio::const_buffer> batch;
-    while (co_await await_output(gen, [] { return false; })) {
-        const std::size_t n = gather(batch);
+asio::awaitable<void> session_client::write_loop(std::shared_ptr<stream_layer> layer, std::uint32_t gen) {
+    std::vector<asio::const_buffer> batch;  // tcp: the messages themselves; else the layer's one buffer
+    while (co_await await_output(gen, layer.get())) {
+        // After the router's close frame only our close answer goes (RFC 6455 §5.5.1).
+        const std::size_t n = layer && layer->peer_closed() ? 0 : std::min(out_.size(), max_messages_per_write);
+        if (!layer) {
+            gather(batch, n);
+        } else if (layer->encode(std::span(out_).first(n))) {  // one buffer: small messages share records
+            const protocol::byte_view wire = layer->wire();
+            batch.assign(1, asio::buffer(wire.data(), wire.size()));
+        } else {
+            close(lost("TLS error: " + layer->error()));
+            co_return;
+        }
         auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
-        if (!on_written(gen, ec, n)) co_return;
-    }
-}
-
-asio::awaitable<void> session_client::write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
-    while (co_await await_output(gen, [&tls = *tls] { return !tls.control.empty(); })) {
-        // The batch sealed into one buffer (small messages share records), then one write.
-        const std::size_t n = std::min(out_.size(), max_messages_per_write);
-        if (!tls->seal(std::span(out_).first(n))) {
-            close(lost("TLS error: " + tls->engine.error()));
-            co_return;
-        }
-        auto [ec, written] = co_await asio::async_write(socket_, asio::buffer(tls->out), nothrow_awaitable);
-        if (!on_written(gen, ec, n)) co_return;
-        tls->written();
-    }
-}
-
-void session_client::start_ws_loops(std::shared_ptr<ws_client_stream> ws) {
-    auto on_done = [](std::exception_ptr) {};
-    const std::uint32_t gen = conn_gen_;
-    asio::co_spawn(ex_, [self = shared_from_this(), ws, gen] { return self->read_loop_ws(ws, gen); }, on_done);
-    asio::co_spawn(ex_, [self = shared_from_this(), ws = std::move(ws), gen] { return self->write_loop_ws(ws, gen); },
-                   on_done);
-}
-
-asio::awaitable<void> session_client::write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
-    while (co_await await_output(gen, [&ws = *ws] { return ws.has_control(); })) {
-        // Every queued message (up to a batch) masked as its own frame, over wss sealed after:
-        // one write, not one per message. After the router's close frame only our close
-        // answer goes (RFC 6455 §5.5.1).
-        const std::size_t n = ws->peer_closed ? 0 : std::min(out_.size(), max_messages_per_write);
-        if (!ws->frame(std::span(out_).first(n))) {
-            close(lost("TLS error: " + ws->tls->engine.error()));
-            co_return;
-        }
-        const protocol::byte_view wire = ws->wire();
-        auto [ec, written] =
-            co_await asio::async_write(socket_, asio::buffer(wire.data(), wire.size()), nothrow_awaitable);
         if (gone(gen)) co_return;
-        if (ws->peer_closed) {  // our close answer is out (or the router hung up first): done
+        if (layer && layer->peer_closed()) {  // our close answer is out (or the router hung up first): done
             close(lost("the router closed the connection"));
             co_return;
         }
         if (!on_written(gen, ec, n)) co_return;
-        ws->written(out_.empty());
+        if (layer) layer->written(out_.empty());
     }
 }
 
-std::size_t session_client::gather(std::vector<asio::const_buffer>& batch) const {
+void session_client::gather(std::vector<asio::const_buffer>& batch, std::size_t n) const {
     batch.clear();
-    const std::size_t n = std::min(out_.size(), max_messages_per_write);
     // out_ may grow during the write; its byte_buffers then move, but their bytes stay put.
     for (std::size_t i = 0; i < n; ++i) batch.emplace_back(asio::buffer(out_[i]));
-    return n;
 }
 
 bool session_client::on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n) {
@@ -235,18 +202,29 @@ asio::awaitable<void> session_client::read_each(std::uint32_t gen, OnData on_dat
     }
 }
 
-asio::awaitable<void> session_client::read_loop(std::uint32_t gen) {
-    co_await read_each(gen, [this](std::span<std::byte> data) { return on_bytes(data); });
-}
-
-asio::awaitable<void> session_client::read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen) {
-    if (!tls->early.empty()) {  // the router's first messages, read with the handshake
+asio::awaitable<void> session_client::read_loop(std::shared_ptr<tls_stream> tls,
+                                                std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
+    // What came with the handshakes goes first: frames read with the upgrade's answer (ws, wss),
+    // or the router's first messages read with TLS's last flight (ssl).
+    if (ws && !ws->early.empty()) {
+        auto early = std::move(ws->early);
+        if (!on_ws_bytes(*ws, early)) co_return;
+    } else if (tls && !tls->early.empty()) {
         auto early = std::move(tls->early);
         if (!on_bytes(early)) co_return;
     }
-    co_await read_each(gen, [this, gen, &tls = *tls](std::span<std::byte> data) {
-        return on_tls_bytes(tls, gen, data, nullptr);
+    co_await read_each(gen, [this, gen, tls = tls.get(), ws = ws.get()](std::span<std::byte> data) {
+        return on_read(tls, ws, gen, data);
     });
+}
+
+bool session_client::on_read(tls_stream* tls, ws_client_stream* ws, std::uint32_t gen, std::span<std::byte> data) {
+    // Over wss each read is decrypted first, and the frames come from the plaintext. The
+    // WebSocket decoder unmasks nothing (the router's frames are unmasked) and keeps only a
+    // partial header.
+    if (tls) return on_tls_bytes(*tls, gen, data, ws);
+    if (ws) return on_ws_bytes(*ws, data);
+    return on_bytes(data);
 }
 
 bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data, ws_client_stream* ws) {
@@ -280,21 +258,6 @@ bool session_client::on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<
     return true;
 }
 
-asio::awaitable<void> session_client::read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen) {
-    if (!ws->early.empty()) {  // frames that came with the upgrade's answer
-        auto early = std::move(ws->early);
-        if (!on_ws_bytes(*ws, early)) co_return;
-    }
-    // The decoder unmasks nothing (the router's frames are unmasked) and keeps only a partial
-    // header. Over wss each read is decrypted first, and the frames come from the plaintext.
-    if (ws->tls)
-        co_await read_each(gen, [this, gen, &ws = *ws](std::span<std::byte> data) {
-            return on_tls_bytes(*ws.tls, gen, data, &ws);
-        });
-    else
-        co_await read_each(gen, [this, &ws = *ws](std::span<std::byte> data) { return on_ws_bytes(ws, data); });
-}
-
 bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data) {
     boost::system::error_code ec;
     const auto end = transport::read_ws_frames(
@@ -304,7 +267,7 @@ bool session_client::on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data
             wakeup_.cancel();
             return true;
         });
-    if (end == transport::ws_read_end::closed) ws.peer_closed = true;  // our answer goes, then the write loop closes
+    if (end == transport::ws_read_end::closed) ws.close_received = true;  // our answer goes, then the write loop closes
     if (end == transport::ws_read_end::error) close(make_error(errc::protocol_error, ec.message()));
     return end == transport::ws_read_end::need_more;
 }

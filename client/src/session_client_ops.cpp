@@ -185,10 +185,11 @@ asio::awaitable<error_info> session_client::connect(const router_address& a) {
     if (a.websocket) {
         auto ws = std::make_shared<ws_client_stream>(socket_, std::move(tls));
         if (auto err = co_await ws_upgrade(a, *ws, gen)) co_return err;
-        start_ws_loops(std::move(ws));
+        tls = ws->tls;
+        start_loops(std::move(tls), std::move(ws));
         co_return error_info{};
     }
-    start_loops(std::move(tls));
+    start_loops(std::move(tls), nullptr);
     co_return error_info{};
 }
 

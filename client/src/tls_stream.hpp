@@ -1,5 +1,7 @@
 #pragma once
 // The TLS layer of one session over an `ssl` or `wss` router address (private to the library).
+#include "stream_layer.hpp"
+
 #include <moraine/client/asio.hpp>
 #include <moraine/client/error.hpp>
 #include <moraine/client/router_address.hpp>
@@ -22,7 +24,7 @@ namespace moraine::client {
     (session_client::close closes it, which ends every operation). Owned by the session's read
     and write coroutines (shared_ptr), so a tcp session holds none; under `wss` by the
     WebSocket layer above it (ws_client_stream::tls), which sends and receives through it. */
-struct tls_stream {
+struct tls_stream final : stream_layer {
     /// A client engine for `socket` (connected, not yet handshaken) from `ctx`. Sends SNI: the
     /// context's server_name, else the router's host, unless that is an IP address.
     tls_stream(tcp::socket& socket, const tls_context& ctx, const router_address& router);
@@ -42,6 +44,15 @@ struct tls_stream {
     bool seal(protocol::byte_view plain);
     /// After a write: frees `out` (an idle session keeps nothing).
     void written() noexcept { protocol::byte_buffer().swap(out); }
+
+    // stream_layer, for an `ssl` session's write loop (under `wss` the WebSocket layer calls
+    // seal() and written() itself).
+    bool has_control() const noexcept override { return !control.empty(); }
+    bool encode(std::span<const protocol::byte_buffer> messages) override { return seal(messages); }
+    protocol::byte_view wire() const noexcept override { return out; }
+    void written(bool) noexcept override { written(); }
+    bool peer_closed() const noexcept override { return false; }
+    std::string error() const override { return engine.error(); }
 
     /** For a layer above TLS before the session's loops run (the WebSocket upgrade): seals
         `plain` and writes it at once. @return the socket's error, or errc::connection_lost

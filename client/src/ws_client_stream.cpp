@@ -65,7 +65,7 @@ asio::awaitable<error_info> ws_client_stream::receive(std::span<std::byte> buf, 
     co_return error_info{};
 }
 
-bool ws_client_stream::frame(std::span<const protocol::byte_buffer> messages) {
+bool ws_client_stream::encode(std::span<const protocol::byte_buffer> messages) {
     out.clear();
     out.swap(control);  // control frames first, and `control` is empty again
     for (const auto& m : messages)

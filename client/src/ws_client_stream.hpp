@@ -17,7 +17,7 @@ namespace moraine::client {
 
 /** moraine::transport's WebSocket codec (client role) driven over a byte transport: the
     session's socket itself (`ws`), or the TLS layer over it (`wss`, `tls` set), so ws and wss
-    share this layer and the session's ws loops. It holds the upgrade, the decoder of the
+    share this layer. It holds the upgrade, the decoder of the
     router's frames, and the buffer one write's frames are masked into. The socket stays the
     session's (session_client::close closes it, which ends every operation). Owned by the
     session's read and write coroutines (shared_ptr), so a tcp or ssl session holds none.
@@ -30,7 +30,7 @@ namespace moraine::client {
     frame_assembler. Writes: every queued message (up to a batch) is masked into `out` as its
     own frame, after any pong or close the read side queued; over TLS the lot is then sealed
     with one SSL_write; it leaves in one write (wire()). */
-struct ws_client_stream {
+struct ws_client_stream final : stream_layer {
     /// Over `socket` (`ws`), or over `tls`, already handshaken on that socket (`wss`).
     explicit ws_client_stream(tcp::socket& socket, std::shared_ptr<tls_stream> tls = nullptr)
         : socket(socket), tls(std::move(tls)) {}
@@ -49,18 +49,23 @@ struct ws_client_stream {
     }
 
     /// True if a control frame (or, over TLS, a record the read side made) waits to be sent.
-    bool has_control() const noexcept { return !control.empty() || (tls && !tls->control.empty()); }
+    bool has_control() const noexcept override { return !control.empty() || (tls && !tls->control.empty()); }
 
     /** Fills `out` with the queued control frames, then `messages` as masked binary frames
         (each with a fresh random key); over TLS seals them all into tls->out.
         @return false if TLS cannot send (tls->engine.error() says why). */
-    bool frame(std::span<const protocol::byte_buffer> messages);
-    /// The bytes of one write, after frame(): the frames, or over TLS their records.
-    protocol::byte_view wire() const noexcept { return tls ? protocol::byte_view(tls->out) : protocol::byte_view(out); }
+    bool encode(std::span<const protocol::byte_buffer> messages) override;
+    /// The bytes of one write, after encode(): the frames, or over TLS their records.
+    protocol::byte_view wire() const noexcept override {
+        return tls ? protocol::byte_view(tls->out) : protocol::byte_view(out);
+    }
 
     /// After a write: frees `out` when nothing more is queued (an idle session keeps nothing),
     /// else keeps its capacity for the next batch.
-    void written(bool queue_empty) noexcept;
+    void written(bool queue_empty) noexcept override;
+    bool peer_closed() const noexcept override { return close_received; }
+    /// OpenSSL's reason (only TLS can make encode() fail).
+    std::string error() const override { return tls ? tls->engine.error() : std::string(); }
 
     tcp::socket& socket;
     std::shared_ptr<tls_stream> tls;  // wss: the bytes go through TLS; null for ws
@@ -68,7 +73,7 @@ struct ws_client_stream {
     protocol::byte_buffer early;    // frames read with the upgrade's answer, decoded first
     protocol::byte_buffer control;  // pong / close frames queued by the read loop
     protocol::byte_buffer out;      // one write's frames
-    bool peer_closed = false;       // the router sent a close frame: answer it, then close
+    bool close_received = false;    // the router sent a close frame: answer it, then close
 
 private:
     // The upgrade's I/O over the byte transport (the loops read and write on their own).

@@ -29,6 +29,7 @@
 
 namespace moraine::client {
 
+class stream_layer;  // src/stream_layer.hpp: what the write loop needs from TLS and WebSocket
 struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` or `wss` address
 struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` or `wss` address
 
@@ -307,18 +308,22 @@ private:
     // operation belongs to: each closed connection increments conn_gen_, so what served an
     // earlier connection stops instead of touching the next one.
     bool gone(std::uint32_t gen) const noexcept { return phase_ == phase::closed || gen != conn_gen_; }
-    void start_loops(std::shared_ptr<tls_stream> tls);
+    /// Starts the connection's read and write loops over the layers its address asked for:
+    /// none (tcp), `tls` (ssl), `ws` (ws), `ws` over `tls` (wss: ws->tls == tls).
+    void start_loops(std::shared_ptr<tls_stream> tls, std::shared_ptr<ws_client_stream> ws);
     /// Waits for readability and reads into the thread's scratch, `on_data(span) -> bool` after
     /// each read (false stops), until the connection `gen` is gone; a read error closes it.
     template <class OnData>
     asio::awaitable<void> read_each(std::uint32_t gen, OnData on_data);
-    asio::awaitable<void> read_loop(std::uint32_t gen);
-    asio::awaitable<void> write_loop(std::uint32_t gen);
-    asio::awaitable<void> read_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen);
-    asio::awaitable<void> write_loop_tls(std::shared_ptr<tls_stream> tls, std::uint32_t gen);
-    void start_ws_loops(std::shared_ptr<ws_client_stream> ws);
-    asio::awaitable<void> read_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
-    asio::awaitable<void> write_loop_ws(std::shared_ptr<ws_client_stream> ws, std::uint32_t gen);
+    /// The one read loop: bytes that came with the handshakes first, then each read through the
+    /// layers (on_read) to on_bytes.
+    asio::awaitable<void> read_loop(std::shared_ptr<tls_stream> tls, std::shared_ptr<ws_client_stream> ws,
+                                    std::uint32_t gen);
+    /// One read's bytes through TLS, then WebSocket, whichever the connection has. @return false to stop.
+    bool on_read(tls_stream* tls, ws_client_stream* ws, std::uint32_t gen, std::span<std::byte> data);
+    /// The one write loop: batches of out_ as they are (tcp, `layer` null) or encoded by
+    /// `layer` (the WebSocket layer for ws and wss, TLS for ssl), one write each.
+    asio::awaitable<void> write_loop(std::shared_ptr<stream_layer> layer, std::uint32_t gen);
     /// Decodes the router's frames in `data` (read just now): messages to on_bytes, pings
     /// answered, a close answered and ended. @return false once the connection is closing.
     bool on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data);
@@ -326,12 +331,12 @@ private:
     /// of `ws`); closes on the router's close_notify or a TLS error (errc::tls_handshake_failed
     /// before the connection was validated). @return false to stop.
     bool on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data, ws_client_stream* ws);
-    /// Waits until something is queued (in out_, or a transport's control bytes: `has_control()`
-    /// true): true; false once connection `gen` is gone (closing first when a close was asked
-    /// for and everything queued has been written).
-    template <class HasControl>
-    asio::awaitable<bool> await_output(std::uint32_t gen, HasControl has_control);
-    std::size_t gather(std::vector<asio::const_buffer>& batch) const;
+    /// Waits until something is queued (in out_, or the control bytes of `layer`, if any):
+    /// true; false once connection `gen` is gone (closing first when a close was asked for and
+    /// everything queued has been written).
+    asio::awaitable<bool> await_output(std::uint32_t gen, const stream_layer* layer);
+    /// The first `n` messages of out_ as buffers of one writev.
+    void gather(std::vector<asio::const_buffer>& batch, std::size_t n) const;
     bool on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n);
     error_info read_error(const boost::system::error_code& ec) const;
     void arm_timer();
