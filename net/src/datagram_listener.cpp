@@ -148,14 +148,9 @@ void ensure_datagram_port_free(shard& sh, const protocol::endpoint& ep) {
 }
 
 udp::socket adopt_datagram(shard& sh, unique_fd fd) {
-    sockaddr_storage local{};
-    socklen_t len = sizeof local;
-    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
-        throw boost::system::system_error(errno, boost::system::system_category(), "getsockname");
-    if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
-        throw boost::system::system_error(asio::error::address_family_not_supported, "adopting a udp socket");
+    const bool v4 = adopted_is_ipv4(fd, "a udp socket");
     udp::socket socket(sh.io());
-    socket.assign(local.ss_family == AF_INET ? udp::v4() : udp::v6(), fd.get());
+    socket.assign(v4 ? udp::v4() : udp::v6(), fd.get());
     fd.release();  // the socket owns it now
     socket.non_blocking(true);
     return socket;

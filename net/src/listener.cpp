@@ -7,6 +7,8 @@
 
 #include <sys/socket.h>
 
+#include <string>
+
 namespace moraine::net {
 
 namespace {
@@ -100,15 +102,20 @@ std::shared_ptr<tcp::acceptor> start_accepting(shard& sh, tcp::acceptor acceptor
     return shared;
 }
 
-tcp::acceptor adopt_listener(shard& sh, unique_fd fd) {
+bool adopted_is_ipv4(const unique_fd& fd, std::string_view what) {
     sockaddr_storage local{};
     socklen_t len = sizeof local;
     if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
         throw boost::system::system_error(errno, boost::system::system_category(), "getsockname");
     if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
-        throw boost::system::system_error(asio::error::address_family_not_supported, "adopting a listener");
+        throw boost::system::system_error(asio::error::address_family_not_supported, "adopting " + std::string(what));
+    return local.ss_family == AF_INET;
+}
+
+tcp::acceptor adopt_listener(shard& sh, unique_fd fd) {
+    const bool v4 = adopted_is_ipv4(fd, "a listener");
     tcp::acceptor acceptor(sh.io());
-    acceptor.assign(local.ss_family == AF_INET ? tcp::v4() : tcp::v6(), fd.get());
+    acceptor.assign(v4 ? tcp::v4() : tcp::v6(), fd.get());
     fd.release();  // the acceptor owns it now
     return acceptor;
 }

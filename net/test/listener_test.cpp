@@ -2,7 +2,7 @@
 // port and can be bound again with SO_REUSEPORT (every shard on one port), ensure_port_free
 // refusing a port another socket listens on, port_is_free telling it, and start_accepting
 // handing each accepted connection to the handler as a transport of the endpoint's kind until
-// the acceptor closes.
+// the acceptor closes, and adopted_is_ipv4 telling the family of a socket to take over.
 #include "loop_harness.hpp"
 
 #include <moraine/net/listener.hpp>
@@ -70,4 +70,22 @@ TEST(listener, start_accepting_hands_each_connection_over_until_closed) {
     boost::system::error_code ec;
     c3.connect({net::asio::ip::make_address("127.0.0.1"), port}, ec);
     EXPECT_TRUE(ec) << "nothing listens any more";
+}
+
+TEST(listener, adopted_is_ipv4_tells_the_family_and_refuses_others) {
+    net::unique_fd v4(::socket(AF_INET, SOCK_STREAM, 0));
+    net::unique_fd v6(::socket(AF_INET6, SOCK_DGRAM, 0));
+    net::unique_fd local(::socket(AF_UNIX, SOCK_STREAM, 0));
+    ASSERT_TRUE(v4 && v6 && local);
+    EXPECT_TRUE(net::adopted_is_ipv4(v4, "a listener"));
+    EXPECT_FALSE(net::adopted_is_ipv4(v6, "a udp socket"));
+    try {
+        (void)net::adopted_is_ipv4(local, "a listener");
+        ADD_FAILURE() << "a Unix socket was accepted";
+    } catch (const boost::system::system_error& e) {
+        EXPECT_EQ(e.code(), boost::system::error_code(net::asio::error::address_family_not_supported));
+        EXPECT_NE(std::string(e.what()).find("adopting a listener"), std::string::npos) << e.what();
+    }
+    net::unique_fd closed;
+    EXPECT_THROW((void)net::adopted_is_ipv4(closed, "a listener"), boost::system::system_error);
 }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <string_view>
 
 namespace moraine::net {
 
@@ -31,6 +32,12 @@ asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& e
     so every shard listens on the same port and the kernel spreads connections.
     @return the acceptor, listening. @throws boost::system::system_error if binding fails. */
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep);
+
+/** Whether `fd`, a socket received from the running process (takeover), is IPv4 (true) or
+    IPv6 (false), read with getsockname: what asio needs to adopt it (assign).
+    @throws boost::system::system_error if getsockname fails, or address_family_not_supported
+            ("adopting " + `what`) for any other family (e.g. a Unix socket). */
+bool adopted_is_ipv4(const unique_fd& fd, std::string_view what);
 
 /** Takes over `fd`, a listening TCP socket received from the running process (takeover), as
     an acceptor on `sh`'s io_context: its accept queue and port come with it, nothing is bound.
