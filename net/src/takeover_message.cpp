@@ -9,9 +9,15 @@ namespace {
 constexpr std::byte magic[4] = {std::byte{'M'}, std::byte{'R'}, std::byte{'T'}, std::byte{'K'}};
 constexpr std::size_t string_max = 4096;       // an endpoint, a program name or a reason
 constexpr std::uint32_t sockets_max = 65536;   // endpoints x shards, with room to spare
+constexpr std::size_t blob_max = 65536;        // an encoded proxy (a routing table entry, a session proxy)
+constexpr std::uint32_t list_max = 65536;      // routes, filter entries, context entries
+constexpr std::size_t pending_max = takeover_message_max / 2;  // a partial Ice message carried along
 
 // The message types on the wire; fixed forever (docs/takeover.md).
-enum class wire_type : std::uint8_t { hello = 1, listeners = 2, descriptors = 3, accept = 4, refuse = 5, released = 6 };
+enum class wire_type : std::uint8_t {
+    hello = 1, listeners = 2, descriptors = 3, accept = 4, refuse = 5, released = 6,
+    session = 7, session_taken = 8, session_refused = 9, sessions_done = 10,
+};
 
 /// Appends little-endian integers and length-prefixed strings.
 class writer {
@@ -28,12 +34,32 @@ public:
         u32(static_cast<std::uint32_t>(n));
         for (std::size_t i = 0; i < n; ++i) u8(static_cast<std::uint8_t>(s[i]));
     }
+    void blob(const std::vector<std::byte>& b, std::size_t max, const char* what) {
+        if (b.size() > max) throw channel_error(std::string(what) + ": " + std::to_string(b.size()) + " bytes, more than allowed");
+        u32(static_cast<std::uint32_t>(b.size()));
+        out_.insert(out_.end(), b.begin(), b.end());
+    }
+    /// A count of list entries; refused (not cut) above list_max, as the reader would refuse it.
+    void count(std::size_t n, const char* what) {
+        if (n > list_max) throw channel_error(std::string(what) + ": " + std::to_string(n) + " entries, more than allowed");
+        u32(static_cast<std::uint32_t>(n));
+    }
+    void strings(const std::vector<std::string>& v, const char* what) {
+        count(v.size(), what);
+        for (const auto& s : v) {
+            if (s.size() > string_max) throw channel_error(std::string(what) + ": an entry longer than allowed");
+            str(s);
+        }
+    }
     void header(wire_type t) {
         out_.insert(out_.end(), std::begin(magic), std::end(magic));
         u16(takeover_version);
         u8(static_cast<std::uint8_t>(t));
     }
-    std::vector<std::byte> take() { return std::move(out_); }
+    std::vector<std::byte> take() {
+        if (out_.size() > takeover_message_max) throw channel_error("message of " + std::to_string(out_.size()) + " bytes, more than allowed");
+        return std::move(out_);
+    }
 
 private:
     std::vector<std::byte> out_;
@@ -66,6 +92,25 @@ public:
         std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
         pos_ += n;
         return s;
+    }
+    std::vector<std::byte> blob(std::size_t max, const char* what) {
+        const std::uint32_t n = u32();
+        if (n > max) throw channel_error(std::string(what) + ": " + std::to_string(n) + " bytes, more than allowed");
+        need(n, what);
+        std::vector<std::byte> b(in_.begin() + static_cast<std::ptrdiff_t>(pos_), in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+        pos_ += n;
+        return b;
+    }
+    std::uint32_t count(const char* what) {
+        const std::uint32_t n = u32();
+        if (n > list_max) throw channel_error(std::string(what) + ": " + std::to_string(n) + " entries, more than allowed");
+        need(std::size_t{n} * 4, what);  // every entry takes 4 bytes at least: no allocation for a lie
+        return n;
+    }
+    std::vector<std::string> strings(const char* what) {
+        std::vector<std::string> v(count(what));
+        for (auto& s : v) s = str(what);
+        return v;
     }
     void done() const {
         if (pos_ != in_.size())
@@ -119,7 +164,70 @@ struct encoder {
         w.u32(m.closed);
         w.u32(m.sessions);
     }
+    void operator()(const takeover_session& m) {
+        w.header(wire_type::session);
+        w.u32(m.serial);
+        w.u8(static_cast<std::uint8_t>(m.transport));
+        w.str(m.category);
+        w.str(m.user_id);
+        w.str(m.control_name);
+        w.blob(m.session_proxy, blob_max, "session proxy");
+        w.count(m.connection_context.size(), "connection context");
+        for (const auto& [k, v] : m.connection_context) {
+            w.str(k);
+            w.str(v);
+        }
+        w.u32(m.routes_max);
+        w.count(m.routes.size(), "routing table");
+        for (const auto& r : m.routes) w.blob(r, blob_max, "routing table entry");
+        w.strings(m.filter_categories, "category filter");
+        w.strings(m.filter_adapter_ids, "adapter id filter");
+        w.strings(m.filter_identities, "identity filter");
+        w.u32(m.idle_ms);
+        w.blob(m.pending, pending_max, "pending bytes");
+    }
+    void operator()(const takeover_session_taken& m) {
+        w.header(wire_type::session_taken);
+        w.u32(m.serial);
+    }
+    void operator()(const takeover_session_refused& m) {
+        w.header(wire_type::session_refused);
+        w.u32(m.serial);
+        w.str(m.reason);
+    }
+    void operator()(const takeover_sessions_done& m) {
+        w.header(wire_type::sessions_done);
+        w.u32(m.moved);
+        w.u32(m.stayed);
+    }
 };
+
+takeover_session read_session(reader& r) {
+    takeover_session m;
+    m.serial = r.u32();
+    const auto transport = r.u8();
+    if (transport > static_cast<std::uint8_t>(session_transport::ws))
+        throw channel_error("session transport " + std::to_string(transport) + " unknown");
+    m.transport = static_cast<session_transport>(transport);
+    m.category = r.str("category");
+    m.user_id = r.str("user id");
+    m.control_name = r.str("SessionControl name");
+    m.session_proxy = r.blob(blob_max, "session proxy");
+    m.connection_context.resize(r.count("connection context"));
+    for (auto& [k, v] : m.connection_context) {
+        k = r.str("context key");
+        v = r.str("context value");
+    }
+    m.routes_max = r.u32();
+    m.routes.resize(r.count("routing table"));
+    for (auto& route : m.routes) route = r.blob(blob_max, "routing table entry");
+    m.filter_categories = r.strings("category filter");
+    m.filter_adapter_ids = r.strings("adapter id filter");
+    m.filter_identities = r.strings("identity filter");
+    m.idle_ms = r.u32();
+    m.pending = r.blob(pending_max, "pending bytes");
+    return m;
+}
 
 listener_record read_record(reader& r) {
     listener_record s;
@@ -166,6 +274,20 @@ takeover_message read_body(reader& r, wire_type type) {
         m.sessions = r.u32();
         return m;
     }
+    case wire_type::session: return read_session(r);
+    case wire_type::session_taken: return takeover_session_taken{r.u32()};
+    case wire_type::session_refused: {
+        takeover_session_refused m;
+        m.serial = r.u32();
+        m.reason = r.str("reason");
+        return m;
+    }
+    case wire_type::sessions_done: {
+        takeover_sessions_done m;
+        m.moved = r.u32();
+        m.stayed = r.u32();
+        return m;
+    }
     }
     throw channel_error("message type " + std::to_string(static_cast<int>(type)) + " unknown");
 }
@@ -193,7 +315,8 @@ takeover_message decode_takeover(std::span<const std::byte> bytes) {
 }
 
 const char* takeover_name(const takeover_message& m) noexcept {
-    constexpr const char* names[] = {"hello", "listeners", "descriptors", "accept", "refuse", "released"};
+    constexpr const char* names[] = {"hello",   "listeners",     "descriptors",     "accept",       "refuse",
+                                     "released", "session", "session_taken", "session_refused", "sessions_done"};
     return names[m.index()];
 }
 

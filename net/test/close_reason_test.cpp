@@ -20,6 +20,7 @@ TEST(close_reason, every_reason_has_its_documented_label) {
     EXPECT_EQ(to_string(close_reason::session_ended), "session_ended");
     EXPECT_EQ(to_string(close_reason::shutdown), "shutdown");
     EXPECT_EQ(to_string(close_reason::io_error), "io_error");
+    EXPECT_EQ(to_string(close_reason::moved), "moved");
 }
 
 TEST(close_reason, labels_are_distinct_and_cover_the_count) {
@@ -30,7 +31,7 @@ TEST(close_reason, labels_are_distinct_and_cover_the_count) {
         seen.emplace(label);
     }
     EXPECT_EQ(seen.size(), net::close_reason_count);
-    EXPECT_EQ(static_cast<std::size_t>(net::close_reason::io_error) + 1, net::close_reason_count);
+    EXPECT_EQ(static_cast<std::size_t>(net::close_reason::moved) + 1, net::close_reason_count);
 }
 
 static_assert(net::to_string(net::close_reason::idle) == "idle", "usable at compile time");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace moraine;
 
 namespace {
@@ -56,7 +58,7 @@ TEST(takeover_message, every_message_round_trips) {
 TEST(takeover_message, header_is_magic_version_and_type) {
     const auto bytes = net::encode_takeover(net::takeover_accept{5});
     ASSERT_EQ(bytes.size(), net::takeover_header_bytes + 4);
-    EXPECT_EQ(bytes, bytes_of({'M', 'R', 'T', 'K', 1, 0, 4, 5, 0, 0, 0}));  // little-endian, type 4 = accept
+    EXPECT_EQ(bytes, bytes_of({'M', 'R', 'T', 'K', 2, 0, 4, 5, 0, 0, 0}));  // little-endian, type 4 = accept
 }
 
 TEST(takeover_message, garbage_and_another_magic_are_refused) {
@@ -67,14 +69,14 @@ TEST(takeover_message, garbage_and_another_magic_are_refused) {
 
 TEST(takeover_message, another_version_is_refused_but_its_refusal_is_read) {
     auto hello = net::encode_takeover(net::takeover_hello{"moraine-router 9", 1});
-    hello[4] = std::byte{2};  // version 2
+    hello[4] = std::byte{3};  // version 3
     const auto why = error_of(hello);
-    EXPECT_NE(why.find("version 2"), std::string::npos) << why;
-    EXPECT_NE(why.find("speaks version 1"), std::string::npos) << why;
+    EXPECT_NE(why.find("version 3"), std::string::npos) << why;
+    EXPECT_NE(why.find("speaks version 2"), std::string::npos) << why;
 
-    auto refusal = net::encode_takeover(net::takeover_refuse{"I speak 2"});
-    refusal[4] = std::byte{2};
-    EXPECT_EQ(net::decode_takeover(refusal), net::takeover_message(net::takeover_refuse{"I speak 2"}));
+    auto refusal = net::encode_takeover(net::takeover_refuse{"I speak 1"});
+    refusal[4] = std::byte{1};  // a phase-1 router's refusal is still read
+    EXPECT_EQ(net::decode_takeover(refusal), net::takeover_message(net::takeover_refuse{"I speak 1"}));
 }
 
 TEST(takeover_message, truncation_and_leftovers_are_refused) {
@@ -89,14 +91,14 @@ TEST(takeover_message, truncation_and_leftovers_are_refused) {
 }
 
 TEST(takeover_message, unknown_type_kind_and_oversized_fields_are_refused) {
-    EXPECT_NE(error_of(bytes_of({'M', 'R', 'T', 'K', 1, 0, 99})).find("type 99"), std::string::npos);
+    EXPECT_NE(error_of(bytes_of({'M', 'R', 'T', 'K', 2, 0, 99})).find("type 99"), std::string::npos);
 
     auto listeners = net::encode_takeover(sample_listeners());
     listeners.back() = std::byte{7};  // the last socket's kind
     EXPECT_NE(error_of(listeners).find("kind 7"), std::string::npos);
 
     // A listeners message announcing 2^32-1 sockets, with none behind: refused before any allocation.
-    auto many = bytes_of({'M', 'R', 'T', 'K', 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff});
+    auto many = bytes_of({'M', 'R', 'T', 'K', 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff});
     EXPECT_NE(error_of(many).find("more than allowed"), std::string::npos) << error_of(many);
 
     // A refusal whose reason claims 1 MiB.
@@ -107,4 +109,101 @@ TEST(takeover_message, unknown_type_kind_and_oversized_fields_are_refused) {
 TEST(takeover_message, a_long_reason_is_cut_not_refused) {
     const auto m = net::decode_takeover(net::encode_takeover(net::takeover_refuse{std::string(10000, 'x')}));
     EXPECT_EQ(std::get<net::takeover_refuse>(m).reason.size(), 4096u);
+}
+
+// ---- version 2: the session messages (phase 2a) ------------------------------------------------
+
+namespace {
+
+net::takeover_session sample_session() {
+    net::takeover_session s;
+    s.serial = 7;
+    s.category = "!abcdefghijklmnopqrs";
+    s.user_id = "alice";
+    s.control_name = "ctl-1";
+    s.session_proxy = bytes_of({1, 2, 3, 4});
+    s.connection_context = {{"_con.type", "tcp"}, {"_con.remotePort", "40000"}};
+    s.routes_max = 1000;
+    s.routes = {bytes_of({9, 9}), bytes_of({8})};
+    s.filter_categories = {"cat"};
+    s.filter_adapter_ids = {"adapter-1", "adapter-2"};
+    s.filter_identities = {"c/n"};
+    s.idle_ms = 1234;
+    s.pending = bytes_of({'I', 'c', 'e'});
+    return s;
+}
+
+}  // namespace
+
+TEST(takeover_message, session_messages_round_trip) {
+    net::takeover_session empty;  // a session without proxy, routes, filters or pending bytes
+    empty.category = "#aaaaaaaaaaaaaaaaaaa";
+    const std::vector<net::takeover_message> all{
+        sample_session(),
+        empty,
+        net::takeover_session_taken{7},
+        net::takeover_session_refused{7, "a category already in use here"},
+        net::takeover_sessions_done{12, 3},
+    };
+    for (const auto& m : all) EXPECT_EQ(net::decode_takeover(net::encode_takeover(m)), m) << net::takeover_name(m);
+    EXPECT_STREQ(net::takeover_name(net::takeover_sessions_done{}), "sessions_done");
+}
+
+TEST(takeover_message, session_header_and_first_fields_are_as_documented) {
+    const auto bytes = net::encode_takeover(sample_session());
+    // Header (version 2, type 7), serial 7, transport 0 (tcp), the category's length (20).
+    const auto head = bytes_of({'M', 'R', 'T', 'K', 2, 0, 7, 7, 0, 0, 0, 0, 20, 0, 0, 0});
+    ASSERT_GT(bytes.size(), head.size());
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), bytes.begin()));
+}
+
+TEST(takeover_message, a_truncated_or_longer_session_is_refused) {
+    const auto full = net::encode_takeover(sample_session());
+    for (std::size_t n = 4; n < full.size(); ++n) {
+        const std::vector<std::byte> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_NE(error_of(cut), "") << "cut at " << n;
+    }
+    auto longer = full;
+    longer.push_back(std::byte{0});
+    EXPECT_NE(error_of(longer).find("after the end"), std::string::npos);
+}
+
+TEST(takeover_message, a_session_of_version_1_is_refused) {
+    auto bytes = net::encode_takeover(sample_session());
+    bytes[4] = std::byte{1};  // what a phase-1 peer would make of it, seen from the other side
+    const auto why = error_of(bytes);
+    EXPECT_NE(why.find("version 1"), std::string::npos) << why;
+}
+
+TEST(takeover_message, oversized_session_fields_are_refused) {
+    // An unknown transport.
+    auto bytes = net::encode_takeover(sample_session());
+    bytes[11] = std::byte{5};
+    EXPECT_NE(error_of(bytes).find("transport 5"), std::string::npos) << error_of(bytes);
+
+    // A routing table announcing 2^32-1 entries: refused before any allocation.
+    auto many = bytes_of({'M', 'R', 'T', 'K', 2, 0, 7, 0, 0, 0, 0, 0});  // serial 0, tcp
+    for (int field = 0; field < 3; ++field) many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});
+    many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});  // no session proxy
+    many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});  // no context
+    many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});  // routes_max
+    many.insert(many.end(), {std::byte{0xff}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff}});
+    EXPECT_NE(error_of(many).find("more than allowed"), std::string::npos) << error_of(many);
+
+    // A count within bounds but with fewer bytes behind it than its entries need.
+    auto lying = many;
+    lying.resize(lying.size() - 4);
+    lying.insert(lying.end(), {std::byte{0}, std::byte{0}, std::byte{1}, std::byte{0}});  // 65536 entries, none there
+    EXPECT_NE(error_of(lying).find("truncated"), std::string::npos) << error_of(lying);
+
+    // Encoding refuses what decoding would: an oversized proxy, too many entries, a message over 1 MiB.
+    auto big = sample_session();
+    big.session_proxy.assign(70000, std::byte{1});
+    EXPECT_THROW(net::encode_takeover(big), net::channel_error);
+    big = sample_session();
+    big.filter_categories.assign(70000, "c");
+    EXPECT_THROW(net::encode_takeover(big), net::channel_error);
+    big = sample_session();
+    big.routes.assign(20, std::vector<std::byte>(60000, std::byte{2}));
+    EXPECT_THROW(net::encode_takeover(big), net::channel_error);
 }

@@ -166,10 +166,10 @@ TEST(takeover_server, garbage_another_version_and_stray_descriptors_are_refused_
     {
         auto s = f.raw();
         auto hello = net::encode_takeover(net::takeover_hello{"router from the future", 1});
-        hello[4] = std::byte{2};
+        hello[4] = std::byte{3};
         net::send_packet(s.get(), hello);
         const auto why = fixture::refusal(s.get());
-        EXPECT_NE(why.find("version 2"), std::string::npos) << why;
+        EXPECT_NE(why.find("version 3"), std::string::npos) << why;
     }
     {
         auto s = f.raw();  // a hello carrying descriptors: they are closed on arrival

@@ -16,14 +16,16 @@ enum class close_reason : unsigned char {
     session_ended,    ///< its session was destroyed (SessionControl)
     shutdown,         ///< the router is stopping
     io_error,         ///< another socket error (connect failure included)
+    moved,            ///< handed over to a new process with its session (takeover); the TCP connection lives on
 };
-inline constexpr std::size_t close_reason_count = 9;
+inline constexpr std::size_t close_reason_count = 10;
 
 /// The label value of `r`.
 constexpr std::string_view to_string(close_reason r) noexcept {
     constexpr std::string_view names[close_reason_count] = {"peer_closed", "idle",          "protocol_error",
                                                            "policy",      "slow_consumer", "handshake",
-                                                           "session_ended", "shutdown",    "io_error"};
+                                                           "session_ended", "shutdown",    "io_error",
+                                                           "moved"};
     return names[static_cast<std::size_t>(r)];
 }
 

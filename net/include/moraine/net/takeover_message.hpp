@@ -7,13 +7,15 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 namespace moraine::net {
 
 /// The format version this build writes and reads. A peer with another version is refused.
-inline constexpr std::uint16_t takeover_version = 1;
+/// Version 2 added the session messages (phase 2a: established sessions move).
+inline constexpr std::uint16_t takeover_version = 2;
 /// Bytes before every message: "MRTK", the version (u16 little-endian), the message type (u8).
 inline constexpr std::size_t takeover_header_bytes = 7;
 /// Upper bound of one message's bytes (a listeners message with thousands of sockets fits).
@@ -83,15 +85,64 @@ struct takeover_released {
     bool operator==(const takeover_released&) const = default;
 };
 
+/// A `_con.*`-style context entry: key and value.
+using context_entry = std::pair<std::string, std::string>;
+
+/// How a moved connection's bytes travel; only tcp moves in phase 2a.
+enum class session_transport : std::uint8_t { tcp = 0, ws = 1 };
+
+/** Old → new, with the client connection's descriptor attached (SCM_RIGHTS, exactly one): an
+    established Glacier2 session at a message boundary. Proxies travel as Ice encoding 1.1 writes
+    them (write_proxy), so net needs no knowledge of them; empty bytes mean "none". */
+struct takeover_session {
+    std::uint32_t serial = 0;  ///< numbers the sessions of one channel; the answer names it
+    session_transport transport = session_transport::tcp;
+    std::string category;      ///< the session's callback category (20 characters)
+    std::string user_id;
+    std::string control_name;  ///< the SessionControl object's name; empty without a SessionManager
+    std::vector<std::byte> session_proxy;  ///< the Session* a SessionManager returned, encoded; empty: none
+    std::vector<context_entry> connection_context;  ///< the `_con.*` entries as the old process built them
+    std::uint32_t routes_max = 0;  ///< Glacier2.RoutingTable.MaxSize the table was made with (0: unbounded)
+    std::vector<std::vector<std::byte>> routes;  ///< addProxies' proxies, encoded, least recently used first
+    std::vector<std::string> filter_categories;   ///< SessionControl categories() contents
+    std::vector<std::string> filter_adapter_ids;  ///< SessionControl adapterIds() contents
+    std::vector<std::string> filter_identities;   ///< SessionControl identities(), each as identity_to_string
+    std::uint32_t idle_ms = 0;  ///< since the client last sent a byte: the ACM timer's state (time left = timeout - idle)
+    std::vector<std::byte> pending;  ///< bytes read from the socket but not yet dispatched (a partial message)
+    bool operator==(const takeover_session&) const = default;
+};
+
+/// New → old: the session `serial` is adopted; the old process closes its copy and forgets it.
+struct takeover_session_taken {
+    std::uint32_t serial = 0;
+    bool operator==(const takeover_session_taken&) const = default;
+};
+
+/// New → old: the session `serial` cannot be honoured (`reason`); it stays in the old process.
+struct takeover_session_refused {
+    std::uint32_t serial = 0;
+    std::string reason;
+    bool operator==(const takeover_session_refused&) const = default;
+};
+
+/// Old → new: no more sessions come; `moved` were taken, `stayed` remain with the old process.
+struct takeover_sessions_done {
+    std::uint32_t moved = 0;
+    std::uint32_t stayed = 0;
+    bool operator==(const takeover_sessions_done&) const = default;
+};
+
 using takeover_message = std::variant<takeover_hello, takeover_listeners, takeover_descriptors, takeover_accept,
-                                      takeover_refuse, takeover_released>;
+                                      takeover_refuse, takeover_released, takeover_session, takeover_session_taken,
+                                      takeover_session_refused, takeover_sessions_done>;
 
 /// The bytes of `m`, header included (at most takeover_message_max).
 std::vector<std::byte> encode_takeover(const takeover_message& m);
 
 /** Reads one message. @throws channel_error naming what is wrong: not "MRTK" (not a takeover
     peer), another format version (a refusal is read whatever its version), an unknown type,
-    a truncated message or bytes left over, a string or count out of bounds. */
+    a truncated message or bytes left over, a string, byte field or count out of bounds, an
+    unknown session transport. */
 takeover_message decode_takeover(std::span<const std::byte> bytes);
 
 /// The message's type for errors and logs: "hello", "listeners", ...
