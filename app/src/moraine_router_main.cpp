@@ -22,6 +22,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <fcntl.h>
+#include <thread>
 #include <mutex>
 #include <unistd.h>
 #include <iostream>
@@ -291,7 +293,7 @@ void confirm_takeover(net::takeover_client& channel, std::size_t adopted) {
 /// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
 /// logged after a takeover (the sockets are ours then: exiting would drop them).
 std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg, net::shard_set& shards,
-                                                      const router::session_router& glacier2, bool fatal) {
+                                                      router::session_router& glacier2, bool fatal) {
     if (cfg.runtime.takeover.socket.empty()) return nullptr;
     net::takeover_hooks hooks{
         [&shards] { return shards.share_listeners(); },
@@ -299,6 +301,18 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
         [&glacier2] { return static_cast<std::uint32_t>(glacier2.sessions_open()); },
         // The main thread drains; a signal wakes it as a SIGTERM would.
         [] { ::kill(::getpid(), SIGTERM); },
+        // Phase 2a: sessions at a message boundary move (docs/takeover.md "Moving sessions").
+        [&glacier2](std::size_t max) { return glacier2.take_movable(max); },
+        [&glacier2](const net::takeover_session&) { glacier2.moved_away(); },
+        [&glacier2](net::takeover_session s, net::unique_fd fd) {
+            if (const auto why = glacier2.adopt_session(s, std::move(fd), false); !why.empty()) {
+                spdlog::error("takeover: session of '{}' refused by the new router could not be served here again "
+                              "either ({}): its client reconnects",
+                              s.user_id, why);
+                glacier2.moved_away();
+            }
+        },
+        std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms),
     };
     try {
         auto server = std::make_unique<net::takeover_server>(cfg.runtime.takeover.socket, version, std::move(hooks));
@@ -310,6 +324,50 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
         return nullptr;
     }
 }
+
+/** Takeover, new side, after the confirmation: adopts the sessions the old router moves, on a
+    thread of its own (each adoption waits for a shard), until the old router is done, the
+    channel fails, or this router stops (the destructor cancels and joins). */
+class session_intake {
+public:
+    session_intake(net::takeover_client channel, router::session_router& glacier2, std::chrono::milliseconds idle_limit)
+        : channel_(std::move(channel)) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe: cannot wait for moved sessions");
+        cancel_read_.reset(fds[0]);
+        cancel_write_.reset(fds[1]);
+        thread_ = std::thread([this, &glacier2, idle_limit] { run(glacier2, idle_limit); });
+    }
+    ~session_intake() {
+        const char byte = 1;
+        [[maybe_unused]] auto n = ::write(cancel_write_.get(), &byte, 1);
+        thread_.join();
+    }
+    session_intake(const session_intake&) = delete;
+    session_intake& operator=(const session_intake&) = delete;
+
+private:
+    void run(router::session_router& glacier2, std::chrono::milliseconds idle_limit) {
+        const auto adopt = [&glacier2](const net::takeover_session& s, net::unique_fd fd) {
+            auto why = glacier2.adopt_session(s, std::move(fd), true);
+            if (why.empty()) spdlog::debug("takeover: adopted the session of '{}' ({})", s.user_id, s.category);
+            else spdlog::warn("takeover: refused the session of '{}': {}; it stays with the old router", s.user_id, why);
+            return why;
+        };
+        try {
+            const auto got = channel_.receive_sessions(adopt, cancel_read_.get(), idle_limit);
+            spdlog::info("takeover: adopted {} session(s) ({} bytes of session state) from the old router in {} ms; "
+                         "{} refused; {} stay with it",
+                         got.adopted, got.bytes, got.took.count(), got.refused, got.stayed);
+        } catch (const std::exception& e) {
+            spdlog::warn("takeover: no more sessions from the old router: {}", e.what());
+        }
+    }
+
+    net::takeover_client channel_;
+    net::unique_fd cancel_read_, cancel_write_;
+    std::thread thread_;
+};
 
 /** After a takeover (old side): serves the sessions until they end or the takeover deadline, a
     SIGTERM or SIGINT cutting it short, then drains as SIGTERM does (close-connection messages).
@@ -401,8 +459,17 @@ int main(int argc, char** argv) {
                   << "cannot start: " << e.what() << "\n";
         return 1;
     }
+    std::unique_ptr<session_intake> intake;
     if (taking_over) {
         confirm_takeover(*channel, adopting);
+        try {
+            // The old router offers sessions for at most its drain deadline (the same key here).
+            intake = std::make_unique<session_intake>(
+                std::move(*channel), *glacier2,
+                std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms) + std::chrono::seconds(10));
+        } catch (const std::exception& e) {
+            spdlog::warn("takeover: sessions are not taken over ({}); the old router drains them", e.what());
+        }
         channel.reset();
         takeovers = serve_takeovers(cfg, *shards, *glacier2, false);  // the path is free now
     }
@@ -421,14 +488,17 @@ int main(int argc, char** argv) {
             reload(*cl, *shards, *glacier2);
             continue;
         }
-        if (takeovers) takeovers->stop();  // a takeover under way is refused: this router stops
+        intake.reset();  // no more sessions adopted: this router stops
         if (takeovers && takeovers->handed_over()) {
+            // The takeover thread moves sessions meanwhile; stopped once none is left or the deadline passed.
             drain_after_takeover(cfg, *shards, *glacier2);
+            takeovers->stop();
             spdlog::info("shutting down");
             shards->stop();
             shards->join();
             return 0;
         }
+        if (takeovers) takeovers->stop();  // a takeover under way is refused: this router stops
         // First out of the registry, so that new clients stop being sent here while this drains.
         if (client_adapter) client_adapter->withdraw(withdraw_bound);
         const auto deadline = std::chrono::milliseconds(cfg.runtime.drain_timeout_ms);

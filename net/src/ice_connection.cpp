@@ -23,6 +23,9 @@
 #include <algorithm>
 #include <array>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace moraine::net {
 
 namespace {
@@ -206,6 +209,52 @@ void ice_connection::start_accepted() {
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
     start_loops();
+}
+
+bool ice_connection::at_message_boundary() const noexcept {
+    return loops_started_ && !layers_ && !closed_ && !closing_ && in_.buffered() == 0 && out_.empty() &&
+           !write_in_flight_ && !flush_marked_ && awaiting_backend_ == 0;
+}
+
+std::chrono::milliseconds ice_connection::idle_for() const noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - last_activity_);
+}
+
+unique_fd ice_connection::release_for_move(std::string_view why) {
+    if (closed_ || !socket_.is_open()) return unique_fd();
+    unique_fd copy(::fcntl(socket_.native_handle(), F_DUPFD_CLOEXEC, 0));
+    if (!copy) return copy;
+    closed_ = true;
+    auto& m = home_.metrics();
+    --m.connections_open;
+    if (accepted_) home_.remove_accepted(this);
+    if (counted_from_) home_.set().release_connection(*counted_from_);
+    close_message_written();
+    ++m.closed[static_cast<std::size_t>(close_reason::moved)];
+    m.queue_bytes -= out_.bytes();
+    m.queue_footprint -= out_.footprint();
+    home_.note_queue_bytes();
+    // release(): out of epoll (pending waits end with operation_aborted), then our descriptor
+    // closes; `copy` keeps the connection open for the process it goes to.
+    boost::system::error_code ec;
+    const int fd = socket_.release(ec);
+    if (ec) socket_.close(ec);
+    else ::close(fd);
+    if (resume_) resume_->cancel();
+    on_closed(why);
+    return copy;
+}
+
+bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::milliseconds idle) {
+    ++home_.metrics().connections_accepted;
+    accepted_ = true;
+    home_.add_accepted(this);
+    last_activity_ = std::chrono::steady_clock::now() - idle;
+    start_loops();
+    if (closed_) return false;
+    // Before anything the socket holds: the old process read these bytes first.
+    if (!pending.empty() && !on_bytes(pending)) reads_stopped_ = true;
+    return !closed_;
 }
 
 bool ice_connection::admit() {

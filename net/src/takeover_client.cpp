@@ -81,4 +81,38 @@ takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::mi
     return *released;
 }
 
+takeover_client::sessions_received takeover_client::receive_sessions(const session_adopter& adopt, int cancel,
+                                                                      std::chrono::milliseconds idle_limit) {
+    const auto start = std::chrono::steady_clock::now();
+    sessions_received got;
+    for (;;) {
+        auto p = receive_packet(sock_.get(), takeover_message_max, 1, idle_limit, cancel);
+        const auto m = decode_takeover(p.bytes);
+        if (const auto* done = std::get_if<takeover_sessions_done>(&m)) {
+            got.done = true;
+            got.stayed = done->stayed;
+            return got;
+        }
+        const auto* s = std::get_if<takeover_session>(&m);
+        if (!s) throw channel_error(std::string("expected a session, got ") + takeover_name(m));
+        if (p.fds.size() != 1)
+            throw channel_error("a session message with " + std::to_string(p.fds.size()) + " descriptors, not 1");
+        std::string why;
+        try {
+            why = adopt(*s, std::move(p.fds.front()));
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+        if (why.empty()) {
+            send_message(sock_.get(), takeover_session_taken{s->serial});
+            ++got.adopted;
+            got.bytes += p.bytes.size();
+            got.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        } else {
+            send_message(sock_.get(), takeover_session_refused{s->serial, why});
+            ++got.refused;
+        }
+    }
+}
+
 }  // namespace moraine::net

@@ -17,6 +17,9 @@ namespace moraine::net {
 namespace {
 
 constexpr std::chrono::seconds hello_timeout{5};
+constexpr std::chrono::seconds session_answer_timeout{10};  // the new process adopts one session
+constexpr std::chrono::milliseconds movable_poll{10};       // between looks for sessions at a message boundary
+constexpr std::size_t sessions_per_round = 256;              // taken off the shards at once
 constexpr int send_timeout_s = 5;
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -199,6 +202,83 @@ void takeover_server::serve(int conn) {
                  "connections and drains its {} session(s):{}",
                  closed, hello->program, hello->pid, sessions, described);
     hooks_.handed_over();
+    move_sessions(conn, hello->pid);
+}
+
+void takeover_server::move_sessions(int conn, std::uint32_t pid) {
+    using clock = std::chrono::steady_clock;
+    std::uint32_t moved = 0;
+    std::uint64_t bytes = 0;
+    bool channel_ok = true;
+    const auto start = clock::now();
+    auto last_move = start;
+    while (hooks_.take_movable && channel_ok && clock::now() - start < hooks_.move_for) {
+        auto batch = hooks_.take_movable(sessions_per_round);
+        if (batch.empty()) {
+            if (hooks_.sessions() == 0) break;
+            pollfd wake{wake_read_.get(), POLLIN, 0};
+            if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) break;  // stop()
+            continue;
+        }
+        for (auto& [state, fd] : batch) {
+            if (!channel_ok) {  // never sent: it goes on here
+                hooks_.keep(std::move(state), std::move(fd));
+                continue;
+            }
+            channel_ok = offer(conn, state, std::move(fd), moved, bytes);
+        }
+        last_move = clock::now();
+    }
+    const auto stayed = hooks_.sessions();
+    if (channel_ok) {
+        try {
+            send_message(conn, takeover_sessions_done{moved, stayed});
+        } catch (const std::exception& e) {
+            spdlog::warn("takeover: could not tell pid {} that the sessions are done: {}", pid, e.what());
+        }
+    }
+    const auto ms = [&](clock::time_point t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t - start).count(); };
+    spdlog::info("takeover: moved {} session(s) ({} bytes of session state) to pid {} in {} ms; {} session(s) stay here",
+                 moved, bytes, pid, moved ? ms(last_move) : 0, stayed);
+}
+
+bool takeover_server::offer(int conn, takeover_session& state, unique_fd fd, std::uint32_t& moved, std::uint64_t& bytes) {
+    state.serial = ++serial_;
+    std::vector<std::byte> message;
+    try {
+        message = encode_takeover(state);
+        const int attached = fd.get();
+        send_packet(conn, message, std::span<const int>(&attached, 1));
+    } catch (const std::exception& e) {
+        spdlog::error("takeover: cannot send session {}: {}; it stays here and no more sessions move", state.category, e.what());
+        hooks_.keep(std::move(state), std::move(fd));
+        return false;
+    }
+    try {
+        const auto answer = decode_takeover(
+            receive_packet(conn, takeover_message_max, 0, session_answer_timeout, wake_read_.get()).bytes);
+        if (const auto* no = std::get_if<takeover_session_refused>(&answer)) {
+            spdlog::warn("takeover: the new process refused session of '{}': {}; it stays here", state.user_id, no->reason);
+            hooks_.keep(std::move(state), std::move(fd));
+            return true;
+        }
+        const auto* taken = std::get_if<takeover_session_taken>(&answer);
+        if (!taken || taken->serial != state.serial)
+            throw channel_error(std::string("expected session_taken ") + std::to_string(state.serial) + ", got " +
+                                takeover_name(answer));
+    } catch (const std::exception& e) {
+        // Sent but not confirmed: the new process may serve it already, so it must not be served
+        // here too. It is given up here; if the new process did not take it, the client reconnects.
+        spdlog::error("takeover: session of '{}' sent but not confirmed ({}); given up here, no more sessions move",
+                      state.user_id, e.what());
+        hooks_.moved(state);
+        return false;
+    }
+    spdlog::debug("takeover: session of '{}' ({}) moved", state.user_id, state.category);
+    hooks_.moved(state);
+    ++moved;
+    bytes += message.size();
+    return true;
 }
 
 }  // namespace moraine::net

@@ -90,6 +90,7 @@ struct fixture {
             },
             [] { return std::uint32_t{3}; },
             [this] { ++handed; },
+            {}, {}, {}, {},  // no session moves here (takeover_sessions_test)
         };
         return std::make_unique<net::takeover_server>(path, "old-router", std::move(hooks));
     }

@@ -239,6 +239,12 @@ void client_connection::destroy_session() {
 void client_connection::on_closed(std::string_view why) {
     spdlog::debug("client connection closed: {}", why);
     local_.remove_client(this);
+    if (moving_) {  // the session lives on in the new process: nothing ends, nothing is told
+        if (session_) local_.remove_session(session_->category);
+        ++session_serial_;
+        session_.reset();
+        return;
+    }
     if (buffered_) {
         buffered_->request_timing.cancel();
         buffered_->callback_timing.cancel();

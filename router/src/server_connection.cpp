@@ -136,6 +136,14 @@ void deliver_callback(session_shard& owner, std::string_view category, protocol:
         return;
     }
     if (route.request_id == 0) return;  // nobody waits for an answer
+    if (owner.moved_away(category)) {
+        // The session lives in the new process (takeover). Unanswered, then a close-connection
+        // message: Ice retries the request on a new connection, which the new process accepts.
+        owner.io().set().invoke_on(route.shard, [origin = route.origin](net::shard&) {
+            if (auto o = origin.lock()) o->close_gracefully();
+        });
+        return;
+    }
     auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
     if (!r) return;
     protocol::byte_buffer reply;

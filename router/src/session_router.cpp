@@ -119,6 +119,7 @@ session_router::delivery session_router::deliver(net::shard& sh, std::string_vie
                                                  reply_done done) {
     auto* c = session_connection(sh, category, cache);
     if (!c) return delivery::no_session;
+    c->note_topic_delivery();  // its subscriptions live in this process's topic service: it stays
     // Checked before the frame is built: a slow subscriber costs no allocation.
     if (c->queued_bytes() >= queue_limit) return delivery::queue_full;
     const auto r = c->deliver_event(frame(), twoway, std::move(done));

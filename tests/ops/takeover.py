@@ -8,7 +8,8 @@ One property file serves both routers: client endpoints tcp, ws, ssl and wss (ce
 tests/interop/tls_certs.py), a server endpoint, the topic service (TopicManager, Publish),
 /metrics, Moraine.Takeover.Socket and a short Moraine.Takeover.DrainTimeout (4 s).
 
-  1. router A (2 shards) starts; sessions S1 and S2 are created on it;
+  1. router A (2 shards) starts; sessions S1 and S2 are created on it over ssl (TLS sessions stay
+     with the old router: tests/ops/takeover_sessions.py shows tcp sessions moving);
   2. a loop opens connections without a pause (tcp: connect + Ice validate connection; of every
      ten, one each on ws, ssl and wss: handshake + validate) and counts every refusal or failure;
   3. router B (3 shards) starts with --takeover: it must log that it accepts on all 15 sockets
@@ -65,6 +66,18 @@ def wait_log(proc, needle, timeout):
 class Client(RoutedClient):
     def where(self, routers):
         return self.traced_by(routers)
+
+
+class TlsClient(Client):
+    """A client whose session is on the ssl client endpoint: TLS sessions do not move (phase 2a),
+    so they show the drain of what stays with the old router."""
+
+    def __init__(self, env, proxy, hello, certs):
+        self.ic = env.communicator(extra={"Ice.Default.Router": proxy, "Ice.Plugin.IceSSL": "IceSSL:createIceSSL",
+                                          "IceSSL.DefaultDir": certs, "IceSSL.CAs": "ca.pem"})
+        self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
+        self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
+        self.category = None
 
 
 class Hammer(threading.Thread):
@@ -257,7 +270,8 @@ def main():
         # 1. Router A with two sessions.
         a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
         proxy = "Glacier2/router:" + H.endpoint(ports["client"])
-        s1, s2 = Client(env, proxy, hello), Client(env, proxy, hello)
+        tls_proxy = "Glacier2/router:" + H.endpoint(ports["ssl"], "ssl")
+        s1, s2 = TlsClient(env, tls_proxy, hello, certs), TlsClient(env, tls_proxy, hello, certs)
         clients += [s1, s2]
         s1.open()
         s2.open()
@@ -363,11 +377,11 @@ def main():
         fds_before = open_fds(pid)
         garbage = refusal_reason(ask_raw(sock_path, b"GET / HTTP/1.1\r\n\r\n"))
         H.check("MRTK" in garbage, "garbage: refusal %r" % garbage)
-        future = refusal_reason(ask_raw(sock_path, takeover_message(2, 1, struct.pack("<I", 0) + struct.pack("<I", 1))))
-        H.check("version 2" in future, "version 2: refusal %r" % future)
+        future = refusal_reason(ask_raw(sock_path, takeover_message(3, 1, struct.pack("<I", 0) + struct.pack("<I", 1))))
+        H.check("version 3" in future, "version 3: refusal %r" % future)
         r, w = os.pipe()
         try:
-            hello_v1 = takeover_message(1, 1, struct.pack("<I", 1) + b"x" + struct.pack("<I", 1))
+            hello_v1 = takeover_message(2, 1, struct.pack("<I", 1) + b"x" + struct.pack("<I", 1))
             stray = refusal_reason(ask_raw(sock_path, hello_v1, fds=(r, w, r)))
         finally:
             os.close(r)
@@ -380,7 +394,7 @@ def main():
         last = Client(env, proxy, hello)
         clients.append(last)
         last.open()
-        report.append("garbage, version 2, a hello with 3 descriptors and a truncated hello were each refused"
+        report.append("garbage, version 3, a hello with 3 descriptors and a truncated hello were each refused"
                       " (%r...); B's descriptors %d before and after; B served on" % (future[:60], fds_before))
         # 9. A new router that cannot start (the topic database is the running router's) is refused.
         report.append(persistent_store_refused(env, hello))

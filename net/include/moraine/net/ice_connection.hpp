@@ -7,6 +7,7 @@
 #include <moraine/net/asio.hpp>
 #include <moraine/net/close_reason.hpp>
 #include <moraine/net/transport.hpp>
+#include <moraine/net/unique_fd.hpp>
 #include <moraine/net/write_queue.hpp>
 
 #include <chrono>
@@ -113,11 +114,30 @@ public:
     /// True over WebSocket (a ws or wss endpoint).
     bool websocket() const noexcept { return transport_.websocket(); }
 
+    /** Takeover: true when this connection stands at a message boundary and may leave for another
+        process now: plain TCP, loops running, not closing, no partial message held, nothing queued
+        or being written, no twoway request of its peer forwarded and unanswered. */
+    bool at_message_boundary() const noexcept;
+    /** Takeover: a descriptor for the same TCP connection (close-on-exec), then this connection
+        closes in this process without touching the TCP connection itself: no shutdown, no
+        close-connection message; its socket leaves the shard's epoll set first (another
+        process holds the connection: a plain close would leave the entry behind). Counted as
+        close_reason::moved; on_closed(why) runs. @return an invalid descriptor (and the
+        connection stays) if the descriptor cannot be duplicated. */
+    unique_fd release_for_move(std::string_view why);
+    /// Since the peer last sent a byte: the ACM timer's state a takeover carries.
+    std::chrono::milliseconds idle_for() const noexcept;
+
 protected:
     ice_connection(shard& home, transport t);
 
     /// Starts reading and writing (after the handshakes, if any).
     void start_loops();
+    /** For a plain TCP connection a takeover brought from another process: registers it as
+        accepted and starts the loops with no validate connection message (the peer validated
+        it already). `pending` (bytes the old process read but did not dispatch) is dispatched
+        first; `idle` sets the time since the peer's last byte. @return false if it closed. */
+    bool start_adopted(protocol::byte_view pending, std::chrono::milliseconds idle);
     /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
     /// (together bounded by the handshake timeout; a failure closes the connection without an
     /// Ice byte), then sends validate connection (the accepting side speaks first,

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,23 @@ public:
         its copies. @throws channel_error if it does not confirm within `timeout` (it may then
         still accept on its copies; nothing is refused either way). */
     takeover_released accept(std::uint32_t adopted, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+    /// What receive_sessions did, for the log.
+    struct sessions_received {
+        std::uint32_t adopted = 0;
+        std::uint32_t refused = 0;
+        std::uint64_t bytes = 0;           ///< of the adopted sessions' messages
+        std::uint32_t stayed = 0;          ///< sessions the old process still holds (its sessions_done)
+        bool done = false;                 ///< the old process said sessions_done
+        std::chrono::milliseconds took{};  ///< from the call to the last session adopted
+    };
+    /// Adopts one moved session on its connection's descriptor: empty, or why it cannot be honoured.
+    using session_adopter = std::function<std::string(const takeover_session&, unique_fd)>;
+    /** After accept(): receives the sessions the old process moves (version 2), answering each
+        session_taken or session_refused (adopt's reason), until sessions_done, the channel
+        closes, nothing comes for `idle_limit`, or `cancel` (a descriptor) becomes readable.
+        A message that is no session, or a session without exactly one descriptor, ends it. */
+    sessions_received receive_sessions(const session_adopter& adopt, int cancel, std::chrono::milliseconds idle_limit);
 
 private:
     unique_fd sock_;

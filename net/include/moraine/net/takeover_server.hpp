@@ -13,6 +13,8 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace moraine::net {
 
@@ -22,6 +24,17 @@ struct takeover_hooks {
     std::function<std::size_t()> release;                   ///< stop accepting: close our copies (shard_set::release_listeners)
     std::function<std::uint32_t()> sessions;                ///< sessions open now, reported to the new process
     std::function<void()> handed_over;                      ///< once, after release: start draining
+
+    // Phase 2a, moving sessions (docs/takeover.md "Moving sessions"); without take_movable none move.
+    /// Up to `max` sessions that may move now, each taken off its shard with its connection's
+    /// descriptor (session_router::take_movable); empty when none may move yet.
+    std::function<std::vector<std::pair<takeover_session, unique_fd>>(std::size_t max)> take_movable;
+    /// The new process took this session: it is no longer this process's.
+    std::function<void(const takeover_session&)> moved;
+    /// The new process refused it: serve it here again (session_router::adopt_session), never offered again.
+    std::function<void(takeover_session, unique_fd)> keep;
+    /// How long after the handover sessions are offered (the drain deadline, ms).
+    std::chrono::milliseconds move_for{0};
 };
 
 /** Serves takeover requests on a Unix SOCK_SEQPACKET socket, one at a time, on a thread of its
@@ -55,6 +68,12 @@ public:
 private:
     void run();
     void serve(int conn);
+    /// After the handover: offers every session that becomes movable, one message each, until
+    /// none is left, move_for has passed or stop(); then sessions_done. Logs what moved.
+    void move_sessions(int conn, std::uint32_t pid);
+    /// Offers one session; false if the channel failed (the session then stays here if it
+    /// never left, or is given up if the answer went missing).
+    bool offer(int conn, takeover_session& state, unique_fd fd, std::uint32_t& moved, std::uint64_t& bytes);
 
     std::string path_, program_;
     takeover_hooks hooks_;
@@ -63,6 +82,7 @@ private:
     dev_t dev_ = 0;                     // the path's inode as we made it: removed at exit only if unchanged
     ino_t ino_ = 0;
     std::atomic<bool> handed_over_{false};
+    std::uint32_t serial_ = 0;  // the last session offered
     std::thread thread_;
 };
 

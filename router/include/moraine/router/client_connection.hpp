@@ -5,7 +5,9 @@
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/ice_connection.hpp>
 #include <moraine/net/session_directory.hpp>
+#include <moraine/net/takeover_message.hpp>
 #include <moraine/net/tls_peer.hpp>
+#include <moraine/net/unique_fd.hpp>
 #include <moraine/router/buffered_request.hpp>
 #include <moraine/router/forward_options.hpp>
 #include <moraine/router/request_queue.hpp>
@@ -19,6 +21,10 @@
 #include <unordered_map>
 
 namespace moraine::router {
+
+/** A moved session's state from `m`, filters built from `cfg` then edited as SessionControl left
+    them. @throws std::invalid_argument if `m` cannot be honoured (an undecodable proxy or identity). */
+std::unique_ptr<session::session> moved_session(const net::takeover_session& m, const config& cfg);
 
 /// One client TCP connection: router-object requests are served here, every other request is
 /// routed through the session's routing table; callbacks for the session arrive via forward_callback.
@@ -95,6 +101,26 @@ public:
     /// The router's state on this connection's shard.
     session_shard& local() noexcept { return local_; }
 
+    // Takeover (session_move.cpp, docs/takeover.md "Moving sessions").
+    /** The session's state for a new process, if this connection may move now: a session set
+        up, plain TCP at a message boundary (ice_connection::at_message_boundary), buffered
+        queues empty, no callback or topic event awaiting the client's reply, no locator lookup under
+        way, never fed by the topic service, not kept here by an earlier refusal. */
+    std::optional<net::takeover_session> move_state();
+    /** Hands the connection over: @return its descriptor; the connection closes here without
+        ending the session (no SessionManager destroy, no trace, not counted as destroyed) and
+        its category is remembered as moved. Invalid descriptor: nothing happened. */
+    net::unique_fd hand_over();
+    /** Installs session `s` (moved_session) on this fresh connection with the rest of `m`
+        (connection context, pending bytes, idle time), registers it and starts the loops with no
+        validate connection (the client validated it with the old process). `count_session`
+        false: a session coming back after a refusal, still counted in sessions_open(). */
+    void adopt(std::unique_ptr<session::session> s, const net::takeover_session& m, bool count_session);
+    /// Never offered to a takeover again (the new process refused it).
+    void keep_here() noexcept { stays_ = true; }
+    /// The topic service delivered to this session: its subscriptions cannot move (phase 2a).
+    void note_topic_delivery() noexcept { topic_fed_ = true; }
+
     std::shared_ptr<client_connection> shared() {
         return std::static_pointer_cast<client_connection>(shared_from_this());
     }
@@ -162,6 +188,9 @@ private:
 
     std::unique_ptr<session::session> session_;
     std::uint64_t session_serial_ = 0;
+    bool moving_ = false;     // hand_over() runs: on_closed keeps the session alive elsewhere
+    bool stays_ = false;      // keep_here(): a takeover refused it
+    bool topic_fed_ = false;  // note_topic_delivery()
     session_shard& local_;
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;

@@ -60,6 +60,19 @@ public:
     /// The client endpoints as bound (ports resolved, wildcard hosts expanded), for getClientProxy.
     const std::vector<protocol::endpoint>& client_endpoints() const noexcept { return client_endpoints_; }
 
+    /** Takeover, old side, from a thread that is no shard's: up to `max` sessions that may move
+        now (session_shard::take_movable), taken off their shards; blocks until every shard
+        answered. Each stays counted in sessions_open() until moved_away(). */
+    std::vector<std::pair<net::takeover_session, net::unique_fd>> take_movable(std::size_t max);
+    /// Takeover, old side: the new process took a session; it is no longer counted here.
+    void moved_away() noexcept { session_closed(); }
+    /** Takeover, either side, from a thread that is no shard's: installs session `s` on the
+        client connection `fd` (a connected TCP socket), on the shard that owns its category;
+        blocks until done. `count_session` false for a session coming back after a refusal
+        (still counted, never offered again). @return empty, or why it cannot be honoured (the descriptor is then
+        closed here; the sender keeps its own). */
+    std::string adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session);
+
     /// The shard that owns the session with this category (see session_shard::new_category).
     unsigned owner_of(std::string_view category) const noexcept override;
     bool hosts(const protocol::proxy& p) const override;

@@ -2,6 +2,8 @@
 // The Glacier2 router's state on one shard: its client connections and their sessions.
 #include <moraine/net/asio.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/net/takeover_message.hpp>
+#include <moraine/net/unique_fd.hpp>
 #include <moraine/router/config.hpp>
 #include <moraine/session/crypt_password_file.hpp>
 
@@ -13,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace moraine::router {
 
@@ -84,6 +88,15 @@ public:
     client_connection* find_session(std::string_view category) const noexcept;
     std::size_t session_count() const noexcept { return sessions_.size(); }
 
+    /// Takeover: the sessions of this shard that may move now, at most `max`, each handed over
+    /// (client_connection::hand_over) with its state; the caller owns the descriptors.
+    std::vector<std::pair<net::takeover_session, net::unique_fd>> take_movable(std::size_t max);
+    /// Takeover: whether session `category` left this shard for a new process.
+    bool moved_away(std::string_view category) const noexcept { return moved_.contains(std::string(category)); }
+    void note_moved(const std::string& category) { moved_.insert(category); }
+    /// The session came back (the new process refused it) or arrived here.
+    void forget_moved(const std::string& category) noexcept { moved_.erase(category); }
+
     /// True once the router drains (SIGTERM): client requests are no longer dispatched.
     bool draining() const noexcept { return draining_; }
 
@@ -108,6 +121,7 @@ private:
     // reads a bucket, the node before and the node (perf/RESULTS.md).
     boost::unordered_flat_map<category_key, client_connection*, category_hash, category_equal> sessions_;
     std::unordered_set<client_connection*> clients_;
+    std::unordered_set<std::string> moved_;  // categories handed over by a takeover
     router_metrics metrics_;
     bool draining_ = false;
     std::shared_ptr<const config> cfg_;

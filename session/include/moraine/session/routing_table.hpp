@@ -28,6 +28,9 @@ public:
     const protocol::proxy* find(protocol::identity_view id);
 
     std::size_t size() const noexcept { return map_.size(); }
+    /// Every proxy held, least recently used first: add() of this list rebuilds the same order
+    /// (a takeover carries the table so).
+    std::vector<protocol::proxy> entries() const { return {lru_.rbegin(), lru_.rend()}; }
     std::size_t max_size() const noexcept { return max_size_; }
 
 private:

@@ -1,0 +1,188 @@
+// Takeover, phase 2a (docs/takeover.md "Moving sessions"): an established Glacier2 session leaves
+// this process with its client connection's descriptor, or arrives from the old process.
+#include <moraine/net/shard_set.hpp>
+#include <moraine/protocol/output_stream.hpp>
+#include <moraine/router/client_connection.hpp>
+#include <moraine/router/session_router.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <sys/socket.h>
+
+#include <future>
+#include <stdexcept>
+
+namespace moraine::router {
+
+namespace {
+
+/// A proxy as Ice encoding 1.1 writes it: how the session message carries proxies.
+std::vector<std::byte> encode_proxy(const protocol::proxy& p) {
+    protocol::output_stream out(protocol::encoding_1_1);
+    protocol::write_proxy(out, p);
+    const auto bytes = out.take();
+    return {bytes.begin(), bytes.end()};
+}
+
+/// The inverse of encode_proxy. @throws std::invalid_argument naming `what` on bad bytes.
+protocol::proxy decode_proxy(const std::vector<std::byte>& bytes, const char* what) {
+    protocol::input_stream in(protocol::byte_view(bytes.data(), bytes.size()), protocol::encoding_1_1);
+    auto p = protocol::read_proxy(in);
+    if (!in.ok() || in.remaining() != 0) throw std::invalid_argument(std::string(what) + ": not an Ice-encoded proxy");
+    return p;
+}
+
+/// The TCP socket of `fd`, of the family its local address says. @throws std::invalid_argument
+/// if `fd` is no connected TCP stream socket.
+net::tcp::socket adopt_socket(net::asio::io_context& io, net::unique_fd fd) {
+    int type = 0;
+    socklen_t len = sizeof type;
+    sockaddr_storage local{};
+    socklen_t local_len = sizeof local;
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        (local.ss_family != AF_INET && local.ss_family != AF_INET6) ||
+        ::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+        throw std::invalid_argument("the descriptor is no connected TCP socket");
+    net::tcp::socket s(io);
+    boost::system::error_code ec;
+    s.assign(local.ss_family == AF_INET ? net::tcp::v4() : net::tcp::v6(), fd.get(), ec);
+    if (ec) throw std::invalid_argument("cannot adopt the descriptor: " + ec.message());
+    fd.release();  // the socket owns it now
+    return s;
+}
+
+}  // namespace
+
+std::optional<net::takeover_session> client_connection::move_state() {
+    // Buffered mode's queues move only empty (a hold timer without requests carries nothing).
+    const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
+    if (!session_ || creating_session || stays_ || topic_fed_ || queued || resolving_ > 0 || blocked_on_backend_ ||
+        !at_message_boundary())
+        return std::nullopt;
+    if (tracked_ && (!tracked_->callbacks.empty() || !tracked_->event_replies.empty())) return std::nullopt;
+    net::takeover_session m;
+    m.category = session_->category;
+    m.user_id = session_->user_id;
+    m.control_name = session_->control_name;
+    if (session_->session_proxy) m.session_proxy = encode_proxy(*session_->session_proxy);
+    m.connection_context = connection_context();
+    m.routes_max = static_cast<std::uint32_t>(session_->routes.max_size());
+    for (const auto& p : session_->routes.entries()) m.routes.push_back(encode_proxy(p));
+    auto& f = session_->filters;
+    m.filter_categories = f.categories();
+    m.filter_adapter_ids = f.adapter_ids();
+    for (const auto& id : f.identities()) m.filter_identities.push_back(protocol::identity_to_string(id.view()));
+    m.idle_ms = static_cast<std::uint32_t>(std::min<std::int64_t>(idle_for().count(), UINT32_MAX));
+    return m;  // pending stays empty: at a message boundary nothing is held
+}
+
+net::unique_fd client_connection::hand_over() {
+    const std::string category = session_ ? session_->category : std::string();
+    moving_ = true;
+    auto fd = release_for_move("handed over to a new process (takeover)");
+    if (!fd) {
+        moving_ = false;
+        return fd;
+    }
+    local_.note_moved(category);
+    return fd;
+}
+
+std::unique_ptr<session::session> moved_session(const net::takeover_session& m, const config& cfg) {
+    auto s = std::make_unique<session::session>(m.user_id, m.category, m.routes_max, cfg.filters);
+    s->control_name = m.control_name;
+    if (!m.session_proxy.empty())
+        s->session_proxy = std::make_unique<const protocol::proxy>(decode_proxy(m.session_proxy, "session proxy"));
+    std::vector<protocol::proxy> routes;
+    for (const auto& r : m.routes) routes.push_back(decode_proxy(r, "routing table entry"));
+    s->routes.add(routes);
+    s->filters.categories() = m.filter_categories;
+    s->filters.adapter_ids() = m.filter_adapter_ids;
+    for (const auto& text : m.filter_identities) {
+        auto id = protocol::identity_from_string(text);
+        if (!id) throw std::invalid_argument("identity filter '" + text + "' does not parse");
+        s->filters.identities().push_back(std::move(*id));
+    }
+    return s;
+}
+
+void client_connection::adopt(std::unique_ptr<session::session> s, const net::takeover_session& m, bool count_session) {
+    connection_context_ = m.connection_context;
+    // Registered as set_session does, minus "created": the session began in the old process.
+    session_ = std::move(s);
+    ++session_serial_;
+    local_.add_session(session_->category, this);
+    if (count_session) local_.router().session_opened();
+    else stays_ = true;  // refused by the new process: it stays here for good
+    local_.forget_moved(session_->category);
+    local_.add_client(this);
+    if (local_.cfg().trace.session > 0) traced_address_ = peer_address();
+    start_adopted(protocol::byte_view(m.pending.data(), m.pending.size()), std::chrono::milliseconds(m.idle_ms));
+}
+
+std::vector<std::pair<net::takeover_session, net::unique_fd>> session_shard::take_movable(std::size_t max) {
+    std::vector<client_connection*> candidates;
+    for (auto* c : clients_) {
+        if (candidates.size() >= max) break;
+        candidates.push_back(c);
+    }
+    std::vector<std::pair<net::takeover_session, net::unique_fd>> out;
+    for (auto* c : candidates) {
+        auto state = c->move_state();
+        if (!state) continue;
+        auto keep = c->shared();  // hand_over closes it: it must outlive the call
+        auto fd = c->hand_over();
+        if (fd) out.emplace_back(std::move(*state), std::move(fd));
+    }
+    return out;
+}
+
+std::vector<std::pair<net::takeover_session, net::unique_fd>> session_router::take_movable(std::size_t max) {
+    using batch = std::vector<std::pair<net::takeover_session, net::unique_fd>>;
+    std::vector<std::future<batch>> answers;
+    for (unsigned i = 0; i < shards_.size(); ++i) {
+        auto promise = std::make_shared<std::promise<batch>>();
+        answers.push_back(promise->get_future());
+        shards_.invoke_on(i, [this, promise, max](net::shard& sh) {
+            try {
+                promise->set_value(local(sh.index()).take_movable(max));
+            } catch (...) {
+                promise->set_exception(std::current_exception());
+            }
+        });
+    }
+    batch all;
+    for (auto& a : answers)
+        for (auto& s : a.get()) all.push_back(std::move(s));
+    return all;
+}
+
+std::string session_router::adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session) {
+    if (s.transport != net::session_transport::tcp) return "only plain TCP sessions can be adopted";
+    if (s.category.empty() || s.category.size() > category_key::static_capacity) return "bad session category";
+    const unsigned owner = owner_of(s.category);
+    auto promise = std::make_shared<std::promise<std::string>>();
+    auto answer = promise->get_future();
+    auto shared_fd = std::make_shared<net::unique_fd>(std::move(fd));
+    shards_.invoke_on(owner, [this, promise, shared_fd, s, count_session](net::shard& sh) {
+        try {
+            auto& local_shard = local(sh.index());
+            // Everything that can refuse comes before the socket joins this shard's epoll set:
+            // closing it then would leave the entry behind (the old process holds the connection).
+            if (local_shard.find_session(s.category)) throw std::invalid_argument("session category already in use here");
+            auto state = moved_session(s, local_shard.cfg());
+            net::transport t(adopt_socket(sh.io(), std::move(*shared_fd)), net::transport_kind::tcp, nullptr, true);
+            auto c = std::make_shared<client_connection>(local_shard, std::move(t));
+            c->adopt(std::move(state), s, count_session);
+            promise->set_value({});
+        } catch (const std::exception& e) {
+            promise->set_value(e.what());
+        }
+    });
+    return answer.get();
+}
+
+}  // namespace moraine::router
