@@ -387,7 +387,8 @@ void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, co
     const auto left = glacier2.sessions_open();
     const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - start).count();
     if (left == 0)
-        spdlog::info("takeover: drained: all {} session(s) ended on their own within {} ms", at_handover, waited);
+        spdlog::info("takeover: drained: all {} session(s) ended on their own or moved to the new router within {} ms",
+                     at_handover, waited);
     else
         spdlog::info("takeover: drained: {} of {} session(s) ended on their own; closing the other {} gracefully "
                      "after {} ms",
