@@ -212,7 +212,12 @@ void ice_connection::start_accepted() {
 }
 
 bool ice_connection::at_message_boundary() const noexcept {
-    return loops_started_ && !layers_ && !closed_ && !closing_ && in_.buffered() == 0 && out_.empty() &&
+    // WebSocket without TLS: upgraded, between two frames, no wire bytes waiting; a fresh decoder
+    // in the new process then reads on. TLS state never moves.
+    const bool layers_movable =
+        !layers_ || (!transport_.secure() && layers_->ws && !layers_->upgrade && layers_->ws->at_message_boundary() &&
+                     layers_->pending.empty() && layers_->writing.empty() && layers_->early.empty());
+    return loops_started_ && layers_movable && !closed_ && !closing_ && in_.buffered() == 0 && out_.empty() &&
            !write_in_flight_ && !flush_marked_ && awaiting_backend_ == 0;
 }
 

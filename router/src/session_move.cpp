@@ -64,6 +64,7 @@ std::optional<net::takeover_session> client_connection::move_state() {
         return std::nullopt;
     if (tracked_ && (!tracked_->callbacks.empty() || !tracked_->event_replies.empty())) return std::nullopt;
     net::takeover_session m;
+    m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;
     m.category = session_->category;
     m.user_id = session_->user_id;
     m.control_name = session_->control_name;
@@ -161,20 +162,22 @@ std::vector<std::pair<net::takeover_session, net::unique_fd>> session_router::ta
 }
 
 std::string session_router::adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session) {
-    if (s.transport != net::session_transport::tcp) return "only plain TCP sessions can be adopted";
+    if (s.transport != net::session_transport::tcp && s.transport != net::session_transport::ws)
+        return "only tcp and ws sessions can be adopted";
+    const auto kind = s.transport == net::session_transport::ws ? net::transport_kind::ws : net::transport_kind::tcp;
     if (s.category.empty() || s.category.size() > category_key::static_capacity) return "bad session category";
     const unsigned owner = owner_of(s.category);
     auto promise = std::make_shared<std::promise<std::string>>();
     auto answer = promise->get_future();
     auto shared_fd = std::make_shared<net::unique_fd>(std::move(fd));
-    shards_.invoke_on(owner, [this, promise, shared_fd, s, count_session](net::shard& sh) {
+    shards_.invoke_on(owner, [this, promise, shared_fd, s, count_session, kind](net::shard& sh) {
         try {
             auto& local_shard = local(sh.index());
             // Everything that can refuse comes before the socket joins this shard's epoll set:
             // closing it then would leave the entry behind (the old process holds the connection).
             if (local_shard.find_session(s.category)) throw std::invalid_argument("session category already in use here");
             auto state = moved_session(s, local_shard.cfg());
-            net::transport t(adopt_socket(sh.io(), std::move(*shared_fd)), net::transport_kind::tcp, nullptr, true);
+            net::transport t(adopt_socket(sh.io(), std::move(*shared_fd)), kind, nullptr, true);
             auto c = std::make_shared<client_connection>(local_shard, std::move(t));
             c->adopt(std::move(state), s, count_session);
             promise->set_value({});

@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""Live upgrade, phase 2a: established plain-TCP Glacier2 sessions move to the new router.
+"""Live upgrade, phase 2a: established tcp and ws Glacier2 sessions move to the new router.
 
   /usr/bin/python3 tests/ops/takeover_sessions.py [--moraine-bin build/bin/moraine-router] [--clients N] [--keep]
 
 All on loopback, with tests/interop/harness.py (the Python Demo back end, real Ice 3.7 clients
-with no retries: Ice.RetryIntervals=-1). One property file serves both routers: a tcp client
-endpoint, a tcp server endpoint, Glacier2.Trace.Session=1, the takeover socket and a long
+with no retries: Ice.RetryIntervals=-1). One property file serves both routers: tcp and ws client
+endpoints, a tcp server endpoint, Glacier2.Trace.Session=1, the takeover socket and a long
 takeover drain deadline (20 s), so that an early exit of the old router shows the sessions moved.
 
-  1. router A (2 shards) starts; N clients (default 10) each create a session, register a
+  1. router A (2 shards) starts; N clients (default 10; every other one over ws) each create a session, register a
      callback object in their category and start calling: sayHello and callMeBack (a twoway
      callback through the router's server endpoint), one call every 50 ms each;
   2. router B (3 shards) starts with --takeover; A must log that it moved N sessions and exit 0
@@ -125,14 +125,14 @@ def main():
     watchdog = env.start_watchdog(120)
     clients = []
     ok = False
-    name = "takeover_sessions (established tcp sessions move to the new router)"
+    name = "takeover_sessions (established tcp and ws sessions move to the new router)"
     try:
         hello = env.hello_proxy()
-        ports = {k: H.free_port() for k in ("client", "server")}
+        ports = {k: H.free_port() for k in ("client", "ws", "server")}
         sock_path = os.path.join(env.dir, "takeover.sock")
         props = {
             "Glacier2.InstanceName": "Glacier2",
-            "Glacier2.Client.Endpoints": H.endpoint(ports["client"]),
+            "Glacier2.Client.Endpoints": H.endpoint(ports["client"]) + ":" + H.endpoint(ports["ws"], "ws"),
             "Glacier2.Server.Endpoints": H.endpoint(ports["server"]),
             "Glacier2.Trace.Session": "1",
             "Glacier2.CryptPasswords": env.passwords,
@@ -146,9 +146,9 @@ def main():
 
         # 1. Router A, N sessions with callbacks, calling.
         a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
-        proxy = "Glacier2/router:" + H.endpoint(ports["client"])
+        proxies = ["Glacier2/router:" + H.endpoint(ports["client"]), "Glacier2/router:" + H.endpoint(ports["ws"], "ws")]
         for i in range(args.clients):
-            clients.append(SessionClient(env, proxy, hello, i))
+            clients.append(SessionClient(env, proxies[i % 2], hello, i))
         categories = {c.index: c.category for c in clients}
         for c in clients:
             c.start()
@@ -199,9 +199,9 @@ def main():
         H.check(created_on_b == 0, "router B traced %d new sessions: the clients' sessions were not moved" % created_on_b)
         calls = sum(c.calls for c in clients)
         callbacks = sum(c.servant.got for c in clients)
-        print("    %d sessions moved from A (2 shards) to B (3 shards): %d bytes of session state, %d ms from the "
+        print("    %d sessions (%d tcp, %d ws) moved from A (2 shards) to B (3 shards): %d bytes of session state, %d ms from the "
               "handover to the last one; A exited 0 %.2f s after B started (drain deadline %d s)"
-              % (n_moved, n_bytes, move_ms, t_exit, DRAIN_MS // 1000))
+              % (n_moved, (args.clients + 1) // 2, args.clients // 2, n_bytes, move_ms, t_exit, DRAIN_MS // 1000))
         print("    %d calls (sayHello, callMeBack) and %d callbacks in all, %d calls and %d callbacks after A exited;"
               " 0 failed; categories unchanged; no session created on B"
               % (calls, callbacks, sum(x for x, _ in after), sum(y for _, y in after)))

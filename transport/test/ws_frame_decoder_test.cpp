@@ -243,4 +243,28 @@ TEST(ws_frame_decoder, a_message_over_the_limit_is_refused_before_its_payload) {
 }
 
 }  // namespace
+
+TEST(ws_frame_decoder, at_a_message_boundary_only_between_whole_messages) {
+    // A takeover moves a WebSocket connection only there: a fresh decoder must read on the same.
+    const auto frame = hex(test::ice_isa_frame_hex);
+    for (std::size_t split = 1; split < frame.size(); ++split) {
+        ws_frame_decoder d(ws_role::server);
+        EXPECT_TRUE(d.at_message_boundary());
+        decode_pieces(d, protocol::byte_buffer(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(split)));
+        EXPECT_FALSE(d.at_message_boundary()) << "a frame cut at " << split;
+    }
+    ws_frame_decoder whole(ws_role::server);
+    decode_pieces(whole, frame);
+    EXPECT_TRUE(whole.at_message_boundary());
+
+    // A fragmented message: not at a boundary between its frames, even between two whole frames.
+    const auto message = test::pattern(30, 3);
+    const protocol::byte_view m(message);
+    ws_frame_decoder d(ws_role::server);
+    decode_pieces(d, client_frame(ws_opcode::binary, m.first(10), false));
+    EXPECT_FALSE(d.at_message_boundary());
+    decode_pieces(d, client_frame(ws_opcode::continuation, m.subspan(10)));
+    EXPECT_TRUE(d.at_message_boundary());
+}
+
 }  // namespace moraine::transport

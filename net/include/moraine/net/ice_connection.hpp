@@ -115,8 +115,9 @@ public:
     bool websocket() const noexcept { return transport_.websocket(); }
 
     /** Takeover: true when this connection stands at a message boundary and may leave for another
-        process now: plain TCP, loops running, not closing, no partial message held, nothing queued
-        or being written, no twoway request of its peer forwarded and unanswered. */
+        process now: plain TCP or WebSocket without TLS (upgraded, between two frames), loops
+        running, not closing, no partial message held, nothing queued or being written, no twoway
+        request of its peer forwarded and unanswered. */
     bool at_message_boundary() const noexcept;
     /** Takeover: a descriptor for the same TCP connection (close-on-exec), then this connection
         closes in this process without touching the TCP connection itself: no shutdown, no
@@ -133,7 +134,7 @@ protected:
 
     /// Starts reading and writing (after the handshakes, if any).
     void start_loops();
-    /** For a plain TCP connection a takeover brought from another process: registers it as
+    /** For a tcp or ws connection a takeover brought from another process (already upgraded): registers it as
         accepted and starts the loops with no validate connection message (the peer validated
         it already). `pending` (bytes the old process read but did not dispatch) is dispatched
         first; `idle` sets the time since the peer's last byte. @return false if it closed. */

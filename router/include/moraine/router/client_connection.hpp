@@ -103,7 +103,7 @@ public:
 
     // Takeover (session_move.cpp, docs/takeover.md "Moving sessions").
     /** The session's state for a new process, if this connection may move now: a session set
-        up, plain TCP at a message boundary (ice_connection::at_message_boundary), buffered
+        up, tcp or ws at a message boundary (ice_connection::at_message_boundary), buffered
         queues empty, no callback or topic event awaiting the client's reply, no locator lookup under
         way, never fed by the topic service, not kept here by an earlier refusal. */
     std::optional<net::takeover_session> move_state();

@@ -67,7 +67,8 @@ public:
     /// Takeover, old side: the new process took a session; it is no longer counted here.
     void moved_away() noexcept { session_closed(); }
     /** Takeover, either side, from a thread that is no shard's: installs session `s` on the
-        client connection `fd` (a connected TCP socket), on the shard that owns its category;
+        client connection `fd` (a connected TCP socket, under WebSocket framing for a ws session,
+        already upgraded), on the shard that owns its category;
         blocks until done. `count_session` false for a session coming back after a refusal
         (still counted, never offered again). @return empty, or why it cannot be honoured (the descriptor is then
         closed here; the sender keeps its own). */

@@ -70,6 +70,9 @@ public:
 
     /// True once a close frame was decoded or an error found: nothing more will be decoded.
     bool done() const noexcept { return state_ == state::done; }
+    /// True between two messages: no header byte, payload or fragment held, so a fresh decoder
+    /// would go on from here exactly as this one (a takeover moves the connection then).
+    bool at_message_boundary() const noexcept { return state_ == state::header && head_size_ == 0 && !in_message_; }
 
 private:
     enum class state : std::uint8_t { header, data, control, done };
