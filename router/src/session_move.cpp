@@ -125,18 +125,17 @@ void client_connection::adopt(std::unique_ptr<session::session> s, const net::ta
 }
 
 std::vector<std::pair<net::takeover_session, net::unique_fd>> session_shard::take_movable(std::size_t max) {
-    std::vector<client_connection*> candidates;
+    // Every client is looked at (those that stay, TLS ones say, must not hide the others); the
+    // handovers come after the walk, since each one takes its connection out of clients_.
+    std::vector<std::pair<client_connection*, net::takeover_session>> movable;
     for (auto* c : clients_) {
-        if (candidates.size() >= max) break;
-        candidates.push_back(c);
+        if (movable.size() >= max) break;
+        if (auto state = c->move_state()) movable.emplace_back(c, std::move(*state));
     }
     std::vector<std::pair<net::takeover_session, net::unique_fd>> out;
-    for (auto* c : candidates) {
-        auto state = c->move_state();
-        if (!state) continue;
+    for (auto& [c, state] : movable) {
         auto keep = c->shared();  // hand_over closes it: it must outlive the call
-        auto fd = c->hand_over();
-        if (fd) out.emplace_back(std::move(*state), std::move(fd));
+        if (auto fd = c->hand_over()) out.emplace_back(std::move(state), std::move(fd));
     }
     return out;
 }
