@@ -76,6 +76,9 @@ public:
     }
     unsigned owner_of(std::string_view) const noexcept override { return 0; }
     bool forwards_context() const noexcept override { return forward_context; }
+    void note_subscription(net::shard& sh, std::string_view) override {
+        fz::check(sh.index() == 0, "a subscription was noted on a shard that does not own its session");
+    }
     /// Looks the session up every time: the cache is the router's optimisation, not part of the contract.
     delivery deliver(net::shard& sh, std::string_view category, session_cache&, std::size_t queue_limit,
                      frame_source make, bool, reply_done) override {

@@ -288,6 +288,8 @@ void catalog::subscribe(call& k, const std::string& name) {
     // answer can miss it.
     auto add = [svc = &svc_, name, shard, route = k.route, twoway_call = k.twoway(), reply = std::move(reply), s] {
         svc->shards().invoke_on(shard, [svc, name, s, route, twoway_call, reply](net::shard& sh) mutable {
+            // The session's shard: its session now has state here and stays in a takeover.
+            if (s->session_local) svc->sessions()->note_subscription(sh, s->id.category);
             svc->local(sh.index()).add(name, std::move(*s));
             if (twoway_call) net::send_callback_reply(svc->shards(), sh.index(), route, std::move(reply));
         });

@@ -111,6 +111,21 @@ TEST(topic_service, a_session_subscriber_is_reached_on_its_sessions_shard) {
     (void)sink;
 }
 
+TEST(topic_service, a_session_subscription_is_noted_on_its_sessions_shard_before_the_answer) {
+    // The router keeps such a session in this process in a takeover (docs/takeover.md): the
+    // subscription would not move with it. An external subscriber is not noted.
+    test::topics t;
+    test::loopback_backend external;
+    t.router().owner = 1;
+    t.create("clock");
+    ASSERT_EQ(test::reply_of(t.subscribe("clock", "sess/cb:tcp -h 127.0.0.1 -p 4064")).status,
+              protocol::reply_status::ok);
+    ASSERT_EQ(test::reply_of(t.subscribe("clock", "watcher:" + external.endpoint())).status,
+              protocol::reply_status::ok);
+    test::settle(t.shards());
+    EXPECT_EQ(t.router().subscriptions_noted, (std::vector<std::pair<unsigned, std::string>>{{1, "sess"}}));
+}
+
 TEST(topic_service, a_per_subscriber_publisher_reaches_that_subscriber_only) {
     test::topics t;
     test::loopback_backend a, b;

@@ -30,6 +30,8 @@ public:
     unsigned owner = 0;
     std::shared_ptr<probe_connection> sink;
     std::vector<unsigned> delivered_on;  ///< the shard of each deliver() call
+    /// Each note_subscription() call: the shard it ran on and the category.
+    std::vector<std::pair<unsigned, std::string>> subscriptions_noted;
 
     bool hosts(const protocol::proxy& p) const override {
         for (const auto& e : p.endpoints)
@@ -38,6 +40,9 @@ public:
     }
     unsigned owner_of(std::string_view) const noexcept override { return owner; }
     bool forwards_context() const noexcept override { return false; }
+    void note_subscription(net::shard& sh, std::string_view cat) override {
+        subscriptions_noted.emplace_back(sh.index(), std::string(cat));
+    }
     delivery deliver(net::shard& sh, std::string_view cat, session_cache&, std::size_t queue_limit, frame_source make,
                      bool, reply_done) override {
         delivered_on.push_back(sh.index());

@@ -59,7 +59,7 @@ net::tcp::socket adopt_socket(net::asio::io_context& io, net::unique_fd fd) {
 std::optional<net::takeover_session> client_connection::move_state() {
     // Buffered mode's queues move only empty (a hold timer without requests carries nothing).
     const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
-    if (!session_ || creating_session || stays_ || topic_fed_ || queued || resolving_ > 0 || blocked_on_backend_ ||
+    if (!session_ || creating_session || stays_ || topic_state_ || queued || resolving_ > 0 || blocked_on_backend_ ||
         !at_message_boundary())
         return std::nullopt;
     if (tracked_ && (!tracked_->callbacks.empty() || !tracked_->event_replies.empty())) return std::nullopt;

@@ -114,12 +114,16 @@ client_connection* session_router::session_connection(net::shard& sh, std::strin
     return c;
 }
 
+void session_router::note_subscription(net::shard& sh, std::string_view category) {
+    if (auto* c = local(sh.index()).find_session(category)) c->note_topic_state();
+}
+
 session_router::delivery session_router::deliver(net::shard& sh, std::string_view category, session_cache& cache,
                                                  std::size_t queue_limit, frame_source frame, bool twoway,
                                                  reply_done done) {
     auto* c = session_connection(sh, category, cache);
     if (!c) return delivery::no_session;
-    c->note_topic_delivery();  // its subscriptions live in this process's topic service: it stays
+    c->note_topic_state();  // its subscriptions live in this process's topic service: it stays
     // Checked before the frame is built: a slow subscriber costs no allocation.
     if (c->queued_bytes() >= queue_limit) return delivery::queue_full;
     const auto r = c->deliver_event(frame(), twoway, std::move(done));

@@ -8,8 +8,10 @@ One property file serves both routers: client endpoints tcp, ws, ssl and wss (ce
 tests/interop/tls_certs.py), a server endpoint, the topic service (TopicManager, Publish),
 /metrics, Moraine.Takeover.Socket and a short Moraine.Takeover.DrainTimeout (4 s).
 
-  1. router A (2 shards) starts; sessions S1 and S2 are created on it over ssl (TLS sessions stay
-     with the old router: tests/ops/takeover_sessions.py shows tcp sessions moving);
+  1. router A (2 shards) starts; sessions S1 and S2 are created on it. Both stay with the old
+     router (tests/ops/takeover_sessions.py shows tcp sessions moving): S2 is on ssl (TLS sessions
+     do not move), S1 on tcp with its callback object subscribed to a topic of A's own topic
+     service (that subscription lives in A, so the session may not move without it);
   2. a loop opens connections without a pause (tcp: connect + Ice validate connection; of every
      ten, one each on ws, ssl and wss: handshake + validate) and counts every refusal or failure;
   3. router B (3 shards) starts with --takeover: it must log that it accepts on all 15 sockets
@@ -78,6 +80,24 @@ class TlsClient(Client):
         self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
         self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
         self.category = None
+
+
+class SubscribedClient(Client):
+    """A tcp session whose callback object is subscribed to topic `takeover` of the router's own
+    topic service (routed through the router): the subscription lives in that process, so the
+    session must stay there in a takeover."""
+
+    def subscribe(self, tm_proxy):
+        adapter = self.ic.createObjectAdapterWithRouter("Subscriber", self.router)
+        subscriber = adapter.add(CallbackI(), Ice.Identity("sub", self.category))
+        adapter.activate()
+        tm = IceStorm.TopicManagerPrx.checkedCast(self.ic.stringToProxy(tm_proxy))
+        tm.create("takeover").subscribeAndGetPublisher({}, subscriber)
+
+
+class CallbackI(Demo.Callback):
+    def ping(self, msg, current):
+        pass
 
 
 class Hammer(threading.Thread):
@@ -271,9 +291,10 @@ def main():
         a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
         proxy = "Glacier2/router:" + H.endpoint(ports["client"])
         tls_proxy = "Glacier2/router:" + H.endpoint(ports["ssl"], "ssl")
-        s1, s2 = TlsClient(env, tls_proxy, hello, certs), TlsClient(env, tls_proxy, hello, certs)
+        s1, s2 = SubscribedClient(env, proxy, hello), TlsClient(env, tls_proxy, hello, certs)
         clients += [s1, s2]
         s1.open()
+        s1.subscribe("IceStorm/TopicManager:" + H.endpoint(ports["tm"]))
         s2.open()
         H.check(os.stat(sock_path).st_mode & 0o777 == 0o600, "the takeover socket is not mode 0600")
 
@@ -308,7 +329,8 @@ def main():
         s1.hello.sayHello("during the drain")
         s2.hello.sayHello("during the drain")
         s2.router.destroySession()
-        report.append("8 new sessions all on B; S1 and S2 kept calling through A, then S2 ended its session")
+        report.append("8 new sessions all on B; S1 (tcp, subscribed) and S2 (ssl) stayed on A and kept calling"
+                      " through it, then S2 ended its session")
 
         # 5. A closes S1 at the deadline and exits 0.
         time.sleep(1.0)

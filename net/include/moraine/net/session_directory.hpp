@@ -29,6 +29,12 @@ public:
     /// The shard that owns the session whose category is `category` (any thread).
     virtual unsigned owner_of(std::string_view category) const noexcept = 0;
 
+    /// Told on the session's shard (`sh`) that a service beside the router keeps state for the
+    /// session `category` in this process: a topic subscription of one of its servants. Such a
+    /// session stays in this process in a takeover, where the state would be missing
+    /// (docs/takeover.md). Nothing happens if no such session lives on `sh`.
+    virtual void note_subscription(shard& sh, std::string_view category) = 0;
+
     /// True if requests to session servants keep their context (Glacier2.Server.ForwardContext).
     virtual bool forwards_context() const noexcept = 0;
 

@@ -118,8 +118,9 @@ public:
     void adopt(std::unique_ptr<session::session> s, const net::takeover_session& m, bool count_session);
     /// Never offered to a takeover again (the new process refused it).
     void keep_here() noexcept { stays_ = true; }
-    /// The topic service delivered to this session: its subscriptions cannot move (phase 2a).
-    void note_topic_delivery() noexcept { topic_fed_ = true; }
+    /// The topic service holds a subscription of this session's servants or delivered to it:
+    /// that state cannot move, so neither can the session (phase 2a).
+    void note_topic_state() noexcept { topic_state_ = true; }
 
     std::shared_ptr<client_connection> shared() {
         return std::static_pointer_cast<client_connection>(shared_from_this());
@@ -190,7 +191,7 @@ private:
     std::uint64_t session_serial_ = 0;
     bool moving_ = false;     // hand_over() runs: on_closed keeps the session alive elsewhere
     bool stays_ = false;      // keep_here(): a takeover refused it
-    bool topic_fed_ = false;  // note_topic_delivery()
+    bool topic_state_ = false;  // note_topic_state()
     session_shard& local_;
     std::int32_t next_callback_id_ = 1;
     bool blocked_on_backend_ = false;

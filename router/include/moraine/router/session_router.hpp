@@ -78,6 +78,7 @@ public:
     unsigned owner_of(std::string_view category) const noexcept override;
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
+    void note_subscription(net::shard& sh, std::string_view category) override;
     delivery deliver(net::shard& sh, std::string_view category, session_cache& cache, std::size_t queue_limit,
                      frame_source frame, bool twoway, reply_done done) override;
 
