@@ -79,8 +79,9 @@ TEST(takeover_message, another_version_is_refused_but_its_refusal_is_read) {
     EXPECT_EQ(net::decode_takeover(refusal), net::takeover_message(net::takeover_refuse{"I speak 1"}));
 }
 
-TEST(takeover_message, truncation_and_leftovers_are_refused) {
-    const auto full = net::encode_takeover(sample_listeners());
+namespace {
+/// Every cut of `full` after the magic, and `full` with one byte more, are refused.
+void expect_cuts_and_leftovers_refused(const std::vector<std::byte>& full) {
     for (std::size_t n = 4; n < full.size(); ++n) {
         const std::vector<std::byte> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
         EXPECT_NE(error_of(cut), "") << "cut at " << n;
@@ -88,6 +89,11 @@ TEST(takeover_message, truncation_and_leftovers_are_refused) {
     auto longer = full;
     longer.push_back(std::byte{0});
     EXPECT_NE(error_of(longer).find("after the end"), std::string::npos);
+}
+}  // namespace
+
+TEST(takeover_message, truncation_and_leftovers_are_refused) {
+    expect_cuts_and_leftovers_refused(net::encode_takeover(sample_listeners()));
 }
 
 TEST(takeover_message, unknown_type_kind_and_oversized_fields_are_refused) {
@@ -158,14 +164,7 @@ TEST(takeover_message, session_header_and_first_fields_are_as_documented) {
 }
 
 TEST(takeover_message, a_truncated_or_longer_session_is_refused) {
-    const auto full = net::encode_takeover(sample_session());
-    for (std::size_t n = 4; n < full.size(); ++n) {
-        const std::vector<std::byte> cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
-        EXPECT_NE(error_of(cut), "") << "cut at " << n;
-    }
-    auto longer = full;
-    longer.push_back(std::byte{0});
-    EXPECT_NE(error_of(longer).find("after the end"), std::string::npos);
+    expect_cuts_and_leftovers_refused(net::encode_takeover(sample_session()));
 }
 
 TEST(takeover_message, a_session_of_version_1_is_refused) {
