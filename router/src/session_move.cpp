@@ -1,5 +1,6 @@
 // Takeover, phase 2a (docs/takeover.md "Moving sessions"): an established Glacier2 session leaves
 // this process with its client connection's descriptor, or arrives from the old process.
+#include <moraine/net/listener.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/client_connection.hpp>
@@ -32,23 +33,26 @@ protocol::proxy decode_proxy(const std::vector<std::byte>& bytes, const char* wh
     return p;
 }
 
-/// The TCP socket of `fd`, of the family its local address says. @throws std::invalid_argument
-/// if `fd` is no connected TCP stream socket.
+/// The TCP socket of `fd`, of the family its local address says (net::adopted_is_ipv4, the check
+/// the adopted listeners use). @throws std::invalid_argument if `fd` is no connected IPv4 or
+/// IPv6 TCP stream socket.
 net::tcp::socket adopt_socket(net::asio::io_context& io, net::unique_fd fd) {
     int type = 0;
     socklen_t len = sizeof type;
-    sockaddr_storage local{};
-    socklen_t local_len = sizeof local;
     sockaddr_storage peer{};
     socklen_t peer_len = sizeof peer;
     if (::getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM ||
-        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-        (local.ss_family != AF_INET && local.ss_family != AF_INET6) ||
         ::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
         throw std::invalid_argument("the descriptor is no connected TCP socket");
+    bool v4 = false;
+    try {
+        v4 = net::adopted_is_ipv4(fd, "a session's socket");
+    } catch (const boost::system::system_error& e) {
+        throw std::invalid_argument(e.what());
+    }
     net::tcp::socket s(io);
     boost::system::error_code ec;
-    s.assign(local.ss_family == AF_INET ? net::tcp::v4() : net::tcp::v6(), fd.get(), ec);
+    s.assign(v4 ? net::tcp::v4() : net::tcp::v6(), fd.get(), ec);
     if (ec) throw std::invalid_argument("cannot adopt the descriptor: " + ec.message());
     fd.release();  // the socket owns it now
     return s;

@@ -105,7 +105,8 @@ public:
     /** The session's state for a new process, if this connection may move now: a session set
         up, tcp or ws at a message boundary (ice_connection::at_message_boundary), buffered
         queues empty, no callback or topic event awaiting the client's reply, no locator lookup under
-        way, never fed by the topic service, not kept here by an earlier refusal. */
+        way, no servant subscribed to (or ever delivered to by) the embedded topic service, not
+        kept here by an earlier refusal. */
     std::optional<net::takeover_session> move_state();
     /** Hands the connection over: @return its descriptor; the connection closes here without
         ending the session (no SessionManager destroy, no trace, not counted as destroyed) and
