@@ -254,12 +254,22 @@ bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::mil
     ++home_.metrics().connections_accepted;
     accepted_ = true;
     home_.add_accepted(this);
+    count_adopted();
     last_activity_ = std::chrono::steady_clock::now() - idle;
     start_loops();
     if (closed_) return false;
     // Before anything the socket holds: the old process read these bytes first.
     if (!pending.empty() && !on_bytes(pending)) reads_stopped_ = true;
     return !closed_;
+}
+
+void ice_connection::count_adopted() {
+    if (home_.cfg().connections_per_address == 0) return;
+    boost::system::error_code ec;
+    const auto peer = socket_.remote_endpoint(ec);
+    if (ec) return;  // the peer is gone: the first read ends the connection
+    home_.set().count_connection(peer.address());
+    counted_from_ = peer.address();
 }
 
 bool ice_connection::admit() {

@@ -244,6 +244,11 @@ bool shard_set::admit_connection(const asio::ip::address& address) {
     return true;
 }
 
+void shard_set::count_connection(const asio::ip::address& address) {
+    std::lock_guard lock(per_address_mutex_);
+    ++per_address_[address];
+}
+
 void shard_set::release_connection(const asio::ip::address& address) noexcept {
     std::lock_guard lock(per_address_mutex_);
     auto it = per_address_.find(address);

@@ -98,6 +98,17 @@ TEST(shard_set, admit_connection_counts_per_address_up_to_the_limit) {
     EXPECT_FALSE(shards.admit_connection(a));
 }
 
+TEST(shard_set, count_connection_counts_a_moved_connection_even_over_the_limit) {
+    net::shard_set shards(test::runtime(1, [](net::runtime_config& c) { c.connections_per_address = 1; }));
+    const auto a = net::asio::ip::make_address("192.0.2.1");
+    EXPECT_TRUE(shards.admit_connection(a));
+    shards.count_connection(a);  // a takeover brought a second one: it is not refused
+    shards.release_connection(a);
+    EXPECT_FALSE(shards.admit_connection(a)) << "one is still open";
+    shards.release_connection(a);
+    EXPECT_TRUE(shards.admit_connection(a)) << "both closed";
+}
+
 TEST(shard_set, listen_on_port_zero_binds_one_real_port_on_every_shard) {
     auto shards = test::owned_shards(2);
     std::vector<unsigned> accepted_on;

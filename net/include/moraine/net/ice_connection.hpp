@@ -257,6 +257,8 @@ private:
     bool on_bytes(protocol::byte_view data);
     /// Counts this accepted connection against connections_per_address. @return false after closing it.
     bool admit();
+    /// Counts a connection a takeover brought against connections_per_address, without the limit.
+    void count_adopted();
     /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
     /// flight) or wakes the writer (wake_writer).
     void schedule_write();

@@ -58,8 +58,11 @@ public:
         @return false (nothing counted) when that many are already open. Thread-safe: a mutex
         guards the table, taken once per accept and once per close of a counted connection. */
     bool admit_connection(const asio::ip::address& address);
-    /// Uncounts a connection admit_connection counted.
+    /// Uncounts a connection admit_connection or count_connection counted.
     void release_connection(const asio::ip::address& address) noexcept;
+    /** Counts a connection from `address` that a takeover brought from the old process, which
+        admitted it: over the limit too, since refusing it now would end an established session. */
+    void count_connection(const asio::ip::address& address);
 
     /// Pool for blocking calls (crypt(3) password checks), so I/O threads never block.
     asio::thread_pool& blocking_pool() noexcept { return blocking_; }
