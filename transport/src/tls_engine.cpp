@@ -184,6 +184,15 @@ bool tls_engine::write(protocol::byte_view plain, protocol::byte_buffer& out) {
         return false;
     }
     begin({}, out);
+    // With SSL_MODE_RELEASE_BUFFERS, OpenSSL allocates its write buffer (max_send_fragment plus
+    // the record overhead) for every write and frees it after. Sized for a 16 KiB record it is a
+    // large malloc request, for which glibc first consolidates every small freed chunk: that,
+    // not the cipher, was a good part of an event's TLS cost. Sized to the write, a small event's
+    // buffer is a small request.
+    // The split fragment follows: lowering the maximum lowers it, raising it does not.
+    const auto fragment = static_cast<long>(tls_send_fragment(plain.size()));
+    SSL_set_max_send_fragment(ssl_, fragment);
+    SSL_set_split_send_fragment(ssl_, fragment);
     std::size_t written = 0;
     const int rc = plain.empty() ? 1 : SSL_write_ex(ssl_, plain.data(), plain.size(), &written);
     if (rc != 1) status_after(0);

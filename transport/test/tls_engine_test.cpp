@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 using moraine::protocol::byte_buffer;
 using moraine::protocol::byte_view;
@@ -164,6 +165,44 @@ TEST(tls_engine, a_large_message_leaves_in_records_and_arrives_whole) {
     byte_buffer out;
     EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::want_read);
     EXPECT_EQ(got, big);
+}
+
+TEST(tls_engine, the_send_fragment_follows_the_write_within_openssls_bounds) {
+    using moraine::transport::tls_send_fragment;
+    EXPECT_EQ(tls_send_fragment(0), 512u);
+    EXPECT_EQ(tls_send_fragment(86), 512u);
+    EXPECT_EQ(tls_send_fragment(600), 600u);
+    EXPECT_EQ(tls_send_fragment(16384), 16384u);
+    EXPECT_EQ(tls_send_fragment(1 << 20), 16384u);
+}
+
+/// The application-data records in `wire` (TLS record headers: type 23, legacy version, length).
+std::vector<std::size_t> record_lengths(byte_view wire) {
+    std::vector<std::size_t> lengths;
+    for (std::size_t at = 0; at + 5 <= wire.size();) {
+        const auto len = static_cast<std::size_t>(wire[at + 3]) << 8 | static_cast<std::size_t>(wire[at + 4]);
+        if (wire[at] == std::byte{23}) lengths.push_back(len);
+        at += 5 + len;
+    }
+    return lengths;
+}
+
+TEST(tls_engine, writes_of_every_size_stay_whole_records_in_order) {
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    // The record buffer is sized to each write: small, then large, then small again.
+    const std::size_t sizes[] = {1, 86, 511, 512, 600, 16384, 16385, 40000, 86};
+    std::string sent, got;
+    byte_buffer out;
+    for (const std::size_t n : sizes) {
+        std::string m(n, static_cast<char>('a' + n % 26));
+        byte_buffer wire;
+        ASSERT_TRUE(p.client.write(view(m), wire)) << n;
+        EXPECT_EQ(record_lengths(wire).size(), (n + 16383) / 16384) << "records for a write of " << n << " bytes";
+        EXPECT_EQ(pair_of_engines::read_all(p.server, wire, got, out), tls_status::want_read);
+        sent += m;
+    }
+    EXPECT_EQ(got, sent);
 }
 
 TEST(tls_engine, a_read_stopped_by_its_callback_leaves_the_rest) {

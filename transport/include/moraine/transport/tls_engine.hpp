@@ -85,7 +85,7 @@ public:
     }
 
     /** Encrypts `plain` (application data, any size: records of at most 16 KiB) and appends the
-        records to `out`. @return false if the connection cannot send (not established, failed,
+        records to `out`. OpenSSL's record buffer for the call is sized to it (tls_send_fragment). @return false if the connection cannot send (not established, failed,
         or closed); error() says why. */
     bool write(protocol::byte_view plain, protocol::byte_buffer& out);
 
@@ -116,6 +116,16 @@ private:
     bool established_ = false;
     tls_status final_ = tls_status::ok;  // closed or failed once the connection ended
 };
+
+/** The largest record plaintext (bytes, 512 to 16384) tls_engine::write asks OpenSSL for when
+    it encrypts `plain_bytes` in one call (SSL_set_max_send_fragment): the write itself, at least
+    512 (OpenSSL's floor), at most 16 KiB (a record's largest, RFC 8446 §5.1). A write of up to
+    16 KiB is still one record; the point is the size of the record buffer that
+    SSL_MODE_RELEASE_BUFFERS allocates for each write and frees after it (perf/README.md "Record
+    buffers sized to the write"). */
+constexpr std::size_t tls_send_fragment(std::size_t plain_bytes) noexcept {
+    return plain_bytes < 512 ? 512 : plain_bytes > 16384 ? 16384 : plain_bytes;
+}
 
 /** The calling thread's plaintext buffer for tls_engine::read(): 16 KiB, one TLS record's
     largest plaintext. One per thread, so a caller that dispatches each piece before its next
