@@ -1,11 +1,13 @@
 #include <moraine/net/takeover_client.hpp>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 namespace moraine::net {
 
@@ -83,35 +85,78 @@ takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::mi
 
 takeover_client::sessions_received takeover_client::receive_sessions(const session_adopter& adopt, int cancel,
                                                                       std::chrono::milliseconds idle_limit) {
+    const session_batch_adopter one_by_one = [&adopt](std::vector<std::pair<takeover_session, unique_fd>>& batch) {
+        std::vector<std::string> why;
+        for (auto& [s, fd] : batch) {
+            try {
+                why.push_back(adopt(s, std::move(fd)));
+            } catch (const std::exception& e) {
+                why.push_back(e.what());
+            }
+        }
+        return why;
+    };
+    return receive_session_batches(one_by_one, cancel, idle_limit, 1);
+}
+
+takeover_client::sessions_received takeover_client::receive_session_batches(const session_batch_adopter& adopt, int cancel,
+                                                                             std::chrono::milliseconds idle_limit,
+                                                                             std::size_t max_batch) {
     const auto start = std::chrono::steady_clock::now();
     sessions_received got;
     for (;;) {
-        auto p = receive_packet(sock_.get(), takeover_message_max, 1, idle_limit, cancel);
-        const auto m = decode_takeover(p.bytes);
-        if (const auto* done = std::get_if<takeover_sessions_done>(&m)) {
-            got.done = true;
-            got.stayed = done->stayed;
-            return got;
+        std::vector<std::pair<takeover_session, unique_fd>> batch;
+        std::vector<std::size_t> sizes;
+        bool done = false;
+        // The first message is waited for; more are taken only while they are there already.
+        const auto read_one = [&](std::chrono::milliseconds limit) {
+            auto p = receive_packet(sock_.get(), takeover_message_max, 1, limit, cancel);
+            auto m = decode_takeover(p.bytes);
+            if (const auto* d = std::get_if<takeover_sessions_done>(&m)) {
+                done = true;
+                got.done = true;
+                got.stayed = d->stayed;
+                return;
+            }
+            auto* s = std::get_if<takeover_session>(&m);
+            if (!s) throw channel_error(std::string("expected a session, got ") + takeover_name(m));
+            if (p.fds.size() != 1)
+                throw channel_error("a session message with " + std::to_string(p.fds.size()) + " descriptors, not 1");
+            batch.emplace_back(std::move(*s), std::move(p.fds.front()));
+            sizes.push_back(p.bytes.size());
+        };
+        read_one(idle_limit);
+        std::exception_ptr failed;  // after messages already read: those are adopted and answered first
+        while (!done && batch.size() < max_batch) {
+            pollfd ready{sock_.get(), POLLIN, 0};
+            if (::poll(&ready, 1, 0) != 1) break;
+            try {
+                read_one(idle_limit);
+            } catch (const std::exception&) {
+                failed = std::current_exception();
+                break;
+            }
         }
-        const auto* s = std::get_if<takeover_session>(&m);
-        if (!s) throw channel_error(std::string("expected a session, got ") + takeover_name(m));
-        if (p.fds.size() != 1)
-            throw channel_error("a session message with " + std::to_string(p.fds.size()) + " descriptors, not 1");
-        std::string why;
-        try {
-            why = adopt(*s, std::move(p.fds.front()));
-        } catch (const std::exception& e) {
-            why = e.what();
+        if (!batch.empty()) {
+            // The old process may take an unanswered session as ours: an adopter that throws ends
+            // the exchange without an answer, so no session is served by both processes.
+            const auto why = adopt(batch);
+            if (why.size() != batch.size()) throw channel_error("the adopter answered for the wrong number of sessions");
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                const auto serial = batch[i].first.serial;
+                if (why[i].empty()) {
+                    send_message(sock_.get(), takeover_session_taken{serial});
+                    ++got.adopted;
+                    got.bytes += sizes[i];
+                    got.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+                } else {
+                    send_message(sock_.get(), takeover_session_refused{serial, why[i]});
+                    ++got.refused;
+                }
+            }
         }
-        if (why.empty()) {
-            send_message(sock_.get(), takeover_session_taken{s->serial});
-            ++got.adopted;
-            got.bytes += p.bytes.size();
-            got.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-        } else {
-            send_message(sock_.get(), takeover_session_refused{s->serial, why});
-            ++got.refused;
-        }
+        if (failed) std::rethrow_exception(failed);
+        if (done) return got;
     }
 }
 

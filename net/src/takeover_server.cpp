@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -19,7 +20,8 @@ namespace {
 constexpr std::chrono::seconds hello_timeout{5};
 constexpr std::chrono::seconds session_answer_timeout{10};  // the new process adopts one session
 constexpr std::chrono::milliseconds movable_poll{10};       // between looks for sessions at a message boundary
-constexpr std::size_t sessions_per_round = 256;              // taken off the shards at once
+constexpr std::size_t sessions_per_round = 256;              // taken off each shard at once
+constexpr std::size_t sessions_in_flight = 64;               // sent and not answered yet, at most
 constexpr int send_timeout_s = 5;
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -207,78 +209,105 @@ void takeover_server::serve(int conn) {
 
 void takeover_server::move_sessions(int conn, std::uint32_t pid) {
     using clock = std::chrono::steady_clock;
-    std::uint32_t moved = 0;
-    std::uint64_t bytes = 0;
-    bool channel_ok = true;
+    offers o;
     const auto start = clock::now();
-    auto last_move = start;
-    while (hooks_.take_movable && channel_ok && clock::now() - start < hooks_.move_for) {
+    o.last_move = start;
+    while (hooks_.take_movable && o.channel_ok && clock::now() - start < hooks_.move_for) {
         auto batch = hooks_.take_movable(sessions_per_round);
         if (batch.empty()) {
-            if (hooks_.sessions() == 0) break;
+            // The sessions in flight still count as open: their answers come first.
+            while (o.channel_ok && !o.in_flight.empty()) o.channel_ok = await_answer(conn, o);
+            if (!o.channel_ok || hooks_.sessions() == 0) break;
             pollfd wake{wake_read_.get(), POLLIN, 0};
             if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) break;  // stop()
             continue;
         }
         for (auto& [state, fd] : batch) {
-            if (!channel_ok) {  // never sent: it goes on here
+            if (o.channel_ok && o.in_flight.size() >= sessions_in_flight) o.channel_ok = await_answer(conn, o);
+            if (!o.channel_ok) {  // never sent: it goes on here
                 hooks_.keep(std::move(state), std::move(fd));
                 continue;
             }
-            channel_ok = offer(conn, state, std::move(fd), moved, bytes);
+            o.channel_ok = offer(conn, std::move(state), std::move(fd), o);
         }
-        last_move = clock::now();
     }
+    while (o.channel_ok && !o.in_flight.empty()) o.channel_ok = await_answer(conn, o);
     const auto stayed = hooks_.sessions();
-    if (channel_ok) {
+    if (o.channel_ok) {
         try {
-            send_message(conn, takeover_sessions_done{moved, stayed});
+            send_message(conn, takeover_sessions_done{o.moved, stayed});
         } catch (const std::exception& e) {
             spdlog::warn("takeover: could not tell pid {} that the sessions are done: {}", pid, e.what());
         }
     }
-    const auto ms = [&](clock::time_point t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t - start).count(); };
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(o.last_move - start).count();
     spdlog::info("takeover: moved {} session(s) ({} bytes of session state) to pid {} in {} ms; {} session(s) stay here",
-                 moved, bytes, pid, moved ? ms(last_move) : 0, stayed);
+                 o.moved, o.bytes, pid, o.moved ? ms : 0, stayed);
 }
 
-bool takeover_server::offer(int conn, takeover_session& state, unique_fd fd, std::uint32_t& moved, std::uint64_t& bytes) {
+bool takeover_server::offer(int conn, takeover_session state, unique_fd fd, offers& o) {
     state.serial = ++serial_;
-    std::vector<std::byte> message;
+    std::size_t size = 0;
     try {
-        message = encode_takeover(state);
+        const auto message = encode_takeover(state);
+        size = message.size();
         const int attached = fd.get();
         send_packet(conn, message, std::span<const int>(&attached, 1));
     } catch (const std::exception& e) {
         spdlog::error("takeover: cannot send session {}: {}; it stays here and no more sessions move", state.category, e.what());
         hooks_.keep(std::move(state), std::move(fd));
+        give_up(o, e.what());
         return false;
     }
+    o.in_flight.push_back({std::move(state), std::move(fd), size});
+    return true;
+}
+
+bool takeover_server::await_answer(int conn, offers& o) {
     try {
         const auto answer = decode_takeover(
             receive_packet(conn, takeover_message_max, 0, session_answer_timeout, wake_read_.get()).bytes);
-        if (const auto* no = std::get_if<takeover_session_refused>(&answer)) {
-            spdlog::warn("takeover: the new process refused session of '{}': {}; it stays here", state.user_id, no->reason);
-            hooks_.keep(std::move(state), std::move(fd));
+        std::uint32_t serial = 0;
+        const auto* no = std::get_if<takeover_session_refused>(&answer);
+        const auto* taken = std::get_if<takeover_session_taken>(&answer);
+        if (no) serial = no->serial;
+        else if (taken) serial = taken->serial;
+        else throw channel_error(std::string("expected session_taken or session_refused, got ") + takeover_name(answer));
+        // The new process answers in order, so this is the oldest one; any session in flight is accepted.
+        auto it = std::find_if(o.in_flight.begin(), o.in_flight.end(),
+                               [serial](const offered& f) { return f.state.serial == serial; });
+        if (it == o.in_flight.end())
+            throw channel_error("an answer for session " + std::to_string(serial) + ", which is not in flight");
+        auto f = std::move(*it);
+        o.in_flight.erase(it);
+        if (no) {
+            spdlog::warn("takeover: the new process refused session of '{}': {}; it stays here", f.state.user_id, no->reason);
+            hooks_.keep(std::move(f.state), std::move(f.fd));
             return true;
         }
-        const auto* taken = std::get_if<takeover_session_taken>(&answer);
-        if (!taken || taken->serial != state.serial)
-            throw channel_error(std::string("expected session_taken ") + std::to_string(state.serial) + ", got " +
-                                takeover_name(answer));
+        spdlog::debug("takeover: session of '{}' ({}) moved", f.state.user_id, f.state.category);
+        hooks_.moved(f.state);
+        ++o.moved;
+        o.bytes += f.bytes;
+        o.last_move = std::chrono::steady_clock::now();
+        return true;
     } catch (const std::exception& e) {
-        // Sent but not confirmed: the new process may serve it already, so it must not be served
-        // here too. It is given up here; if the new process did not take it, the client reconnects.
-        spdlog::error("takeover: session of '{}' sent but not confirmed ({}); given up here, no more sessions move",
-                      state.user_id, e.what());
-        hooks_.moved(state);
+        give_up(o, e.what());
         return false;
     }
-    spdlog::debug("takeover: session of '{}' ({}) moved", state.user_id, state.category);
-    hooks_.moved(state);
-    ++moved;
-    bytes += message.size();
-    return true;
+}
+
+void takeover_server::give_up(offers& o, const std::string& why) {
+    // Sent but not confirmed: the new process may serve them already, so they must not be served
+    // here too. They are given up here; a client the new process did not take reconnects.
+    if (!o.in_flight.empty())
+        spdlog::error("takeover: {} session(s) sent but not confirmed ({}); given up here, no more sessions move",
+                      o.in_flight.size(), why);
+    for (auto& f : o.in_flight) {
+        spdlog::debug("takeover: session of '{}' ({}) given up", f.state.user_id, f.state.category);
+        hooks_.moved(f.state);
+    }
+    o.in_flight.clear();
 }
 
 }  // namespace moraine::net

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moraine::net {
@@ -62,6 +63,14 @@ public:
         closes, nothing comes for `idle_limit`, or `cancel` (a descriptor) becomes readable.
         A message that is no session, or a session without exactly one descriptor, ends it. */
     sessions_received receive_sessions(const session_adopter& adopt, int cancel, std::chrono::milliseconds idle_limit);
+    /// Adopts several moved sessions at once (their descriptors consumed): one entry per session,
+    /// in order, empty or why it cannot be honoured.
+    using session_batch_adopter = std::function<std::vector<std::string>(std::vector<std::pair<takeover_session, unique_fd>>&)>;
+    /** receive_sessions, several sessions at a time: the messages already waiting on the channel
+        (at most `max_batch`, the first waited for) are adopted together, then answered in order.
+        The old process sends several before it reads the answers (docs/takeover.md). */
+    sessions_received receive_session_batches(const session_batch_adopter& adopt, int cancel,
+                                              std::chrono::milliseconds idle_limit, std::size_t max_batch);
 
 private:
     unique_fd sock_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <thread>
@@ -68,12 +69,32 @@ public:
 private:
     void run();
     void serve(int conn);
-    /// After the handover: offers every session that becomes movable, one message each, until
-    /// none is left, move_for has passed or stop(); then sessions_done. Logs what moved.
+    /// A session sent to the new process and not answered yet, with our copy of its descriptor.
+    struct offered {
+        takeover_session state;
+        unique_fd fd;
+        std::size_t bytes = 0;  ///< its message's size
+    };
+    /// What move_sessions has done so far.
+    struct offers {
+        std::deque<offered> in_flight;  ///< in the order sent
+        std::uint32_t moved = 0;
+        std::uint64_t bytes = 0;
+        std::chrono::steady_clock::time_point last_move;
+        bool channel_ok = true;
+    };
+    /// After the handover: offers every session that becomes movable, up to sessions_in_flight
+    /// messages ahead of the answers, until none is left, move_for has passed or stop(); then
+    /// waits for the answers, then sessions_done. Logs what moved.
     void move_sessions(int conn, std::uint32_t pid);
-    /// Offers one session; false if the channel failed (the session then stays here if it
-    /// never left, or is given up if the answer went missing).
-    bool offer(int conn, takeover_session& state, unique_fd fd, std::uint32_t& moved, std::uint64_t& bytes);
+    /// Sends one session without waiting for its answer; false if the channel failed (the session
+    /// then stays here, since it never left; those in flight are given up).
+    bool offer(int conn, takeover_session state, unique_fd fd, offers& o);
+    /// Waits for one answer and acts on it; false if the channel failed or the answer did not come
+    /// (every session in flight is then given up).
+    bool await_answer(int conn, offers& o);
+    /// Gives up every session in flight: the new process may serve it already.
+    void give_up(offers& o, const std::string& why);
 
     std::string path_, program_;
     takeover_hooks hooks_;
