@@ -348,14 +348,20 @@ public:
 
 private:
     void run(router::session_router& glacier2, std::chrono::milliseconds idle_limit) {
-        const auto adopt = [&glacier2](const net::takeover_session& s, net::unique_fd fd) {
-            auto why = glacier2.adopt_session(s, std::move(fd), true);
-            if (why.empty()) spdlog::debug("takeover: adopted the session of '{}' ({})", s.user_id, s.category);
-            else spdlog::warn("takeover: refused the session of '{}': {}; it stays with the old router", s.user_id, why);
+        // The old router sends several sessions ahead of the answers: those waiting are adopted
+        // together, one handler per shard.
+        const auto adopt = [&glacier2](std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch) {
+            auto why = glacier2.adopt_sessions(batch, true);
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                const auto& s = batch[i].first;
+                if (why[i].empty()) spdlog::debug("takeover: adopted the session of '{}' ({})", s.user_id, s.category);
+                else
+                    spdlog::warn("takeover: refused the session of '{}': {}; it stays with the old router", s.user_id, why[i]);
+            }
             return why;
         };
         try {
-            const auto got = channel_.receive_sessions(adopt, cancel_read_.get(), idle_limit);
+            const auto got = channel_.receive_session_batches(adopt, cancel_read_.get(), idle_limit, adopt_batch);
             spdlog::info("takeover: adopted {} session(s) ({} bytes of session state) from the old router in {} ms; "
                          "{} refused; {} stay with it",
                          got.adopted, got.bytes, got.took.count(), got.refused, got.stayed);
@@ -364,6 +370,7 @@ private:
         }
     }
 
+    static constexpr std::size_t adopt_batch = 64;  // sessions adopted at once, at most
     net::takeover_client channel_;
     net::unique_fd cancel_read_, cancel_write_;
     std::thread thread_;

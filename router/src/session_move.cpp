@@ -165,30 +165,54 @@ std::vector<std::pair<net::takeover_session, net::unique_fd>> session_router::ta
 }
 
 std::string session_router::adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session) {
-    if (s.transport != net::session_transport::tcp && s.transport != net::session_transport::ws)
-        return "only tcp and ws sessions can be adopted";
-    const auto kind = s.transport == net::session_transport::ws ? net::transport_kind::ws : net::transport_kind::tcp;
-    if (s.category.empty() || s.category.size() > category_key::static_capacity) return "bad session category";
-    const unsigned owner = owner_of(s.category);
-    auto promise = std::make_shared<std::promise<std::string>>();
-    auto answer = promise->get_future();
-    auto shared_fd = std::make_shared<net::unique_fd>(std::move(fd));
-    shards_.invoke_on(owner, [this, promise, shared_fd, s, count_session, kind](net::shard& sh) {
-        try {
+    std::vector<std::pair<net::takeover_session, net::unique_fd>> one;
+    one.emplace_back(s, std::move(fd));
+    return adopt_sessions(one, count_session).front();
+}
+
+std::vector<std::string> session_router::adopt_sessions(std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch,
+                                                        bool count_session) {
+    std::vector<std::string> why(batch.size());
+    // One handler per shard for all of its sessions, in the order they came.
+    std::vector<std::vector<std::size_t>> per_shard(shards_.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& s = batch[i].first;
+        if (s.transport != net::session_transport::tcp && s.transport != net::session_transport::ws)
+            why[i] = "only tcp and ws sessions can be adopted";
+        else if (s.category.empty() || s.category.size() > category_key::static_capacity)
+            why[i] = "bad session category";
+        else
+            per_shard[owner_of(s.category)].push_back(i);
+    }
+    std::vector<std::future<void>> answers;
+    for (unsigned owner = 0; owner < per_shard.size(); ++owner) {
+        if (per_shard[owner].empty()) continue;
+        auto promise = std::make_shared<std::promise<void>>();
+        answers.push_back(promise->get_future());
+        // The batch and the reasons outlive the handler: this thread waits for it below.
+        shards_.invoke_on(owner, [this, promise, &batch, &why, indexes = std::move(per_shard[owner]),
+                                  count_session](net::shard& sh) {
             auto& local_shard = local(sh.index());
-            // Everything that can refuse comes before the socket joins this shard's epoll set:
-            // closing it then would leave the entry behind (the old process holds the connection).
-            if (local_shard.find_session(s.category)) throw std::invalid_argument("session category already in use here");
-            auto state = moved_session(s, local_shard.cfg());
-            net::transport t(adopt_socket(sh.io(), std::move(*shared_fd)), kind, nullptr, true);
-            auto c = std::make_shared<client_connection>(local_shard, std::move(t));
-            c->adopt(std::move(state), s, count_session);
-            promise->set_value({});
-        } catch (const std::exception& e) {
-            promise->set_value(e.what());
-        }
-    });
-    return answer.get();
+            for (const auto i : indexes) {
+                auto& [s, fd] = batch[i];
+                try {
+                    const auto kind = s.transport == net::session_transport::ws ? net::transport_kind::ws : net::transport_kind::tcp;
+                    // Everything that can refuse comes before the socket joins this shard's epoll set:
+                    // closing it then would leave the entry behind (the old process holds the connection).
+                    if (local_shard.find_session(s.category)) throw std::invalid_argument("session category already in use here");
+                    auto state = moved_session(s, local_shard.cfg());
+                    net::transport t(adopt_socket(sh.io(), std::move(fd)), kind, nullptr, true);
+                    auto c = std::make_shared<client_connection>(local_shard, std::move(t));
+                    c->adopt(std::move(state), s, count_session);
+                } catch (const std::exception& e) {
+                    why[i] = e.what();
+                }
+            }
+            promise->set_value();
+        });
+    }
+    for (auto& a : answers) a.get();
+    return why;
 }
 
 }  // namespace moraine::router

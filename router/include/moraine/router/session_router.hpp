@@ -73,6 +73,11 @@ public:
         (still counted, never offered again). @return empty, or why it cannot be honoured (the descriptor is then
         closed here; the sender keeps its own). */
     std::string adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session);
+    /** adopt_session for many sessions at once: one handler per shard for all of its sessions (not
+        one per session), in the order given; the descriptors are consumed. Blocks until done.
+        @return one entry per session: empty, or why it cannot be honoured. */
+    std::vector<std::string> adopt_sessions(std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch,
+                                            bool count_session);
 
     /// The shard that owns the session with this category (see session_shard::new_category).
     unsigned owner_of(std::string_view category) const noexcept override;
