@@ -211,6 +211,7 @@ std::vector<std::string> session_router::adopt_sessions(std::vector<std::pair<ne
             promise->set_value();
         });
     }
+    for (auto& a : answers) a.wait();  // every handler has let go of batch and why before any get() throws
     for (auto& a : answers) a.get();
     return why;
 }
