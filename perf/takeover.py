@@ -287,7 +287,8 @@ def one_run(a, bins, rpc_bins, outdir, run):
                 rpc_bins["rpc-load"], "--Ice.Warn.Connections=0", "--router", router_ep, "--target", "echo:" + target,
                 "--sessions", str(a.rpc_sessions), "--outstanding", "1", "--rate", str(a.rpc_sessions * a.rpc_rate),
                 "--pacing", "ms", "--warmup", "0", "--window", str(int(rpc_total_s))], logdir, read_stdout=True)
-            wait_for("rpc-load's sessions", lambda: any("sessions %d up" % a.rpc_sessions in l for _, l in procs["rpc"].lines),
+            up_line = "sessions %d up" % a.rpc_sessions
+            wait_for("rpc-load's sessions", lambda: any(up_line in line for _, line in procs["rpc"].lines),
                      a.setup_timeout, [procs["rpc"], procs["A"]])
 
         def rpc_counts():
@@ -372,7 +373,8 @@ def one_run(a, bins, rpc_bins, outdir, run):
 
 COLUMNS = [("moved", "moved"), ("stayed", "stayed"), ("adopted", "adopted"), ("lost", "lost"),
            ("move_ms", "move ms"), ("adopt_ms", "adopt ms"), ("a_exit_s", "A exit s"),
-           ("probes_ok", "probes ok"), ("connections_refused", "refused"), ("ticks_lost", "ticks lost"), ("ticks_per_s_steady", "ticks/s"),
+           ("probes_ok", "probes ok"), ("connections_refused", "refused"), ("ticks_lost", "ticks lost"),
+           ("ticks_per_s_steady", "ticks/s"),
            ("ticks_per_s_after", "ticks/s after"), ("dropped", "dropped"),
            ("p99_steady_ms", "p99 steady"), ("p99_takeover_ms", "p99 takeover"), ("rpc_calls", "calls"),
            ("rpc_failed", "failed"), ("cpu_ms_A", "A cpu ms"), ("cpu_ms_B", "B cpu ms")]
@@ -389,11 +391,13 @@ def fmt(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--load", choices=["clock", "idle"], default="clock",
-                    help="clock: clock-subscriber sessions (subscribed: they stay in A); idle: raw sessions, no subscription")
+                    help="clock: clock-subscriber sessions (subscribed: they stay in A); "
+                         "idle: raw sessions, no subscription")
     ap.add_argument("--sessions", type=int, default=8000, help="clock or idle sessions")
     ap.add_argument("--rpc-sessions", type=int, default=1000)
     ap.add_argument("--rpc-rate", type=int, default=10, help="calls/s per RPC session")
-    ap.add_argument("--drain-ms", type=int, default=15000, help="A's takeover drain deadline (Moraine.Takeover.DrainTimeout)")
+    ap.add_argument("--drain-ms", type=int, default=15000,
+                    help="A's takeover drain deadline (Moraine.Takeover.DrainTimeout)")
     ap.add_argument("--settle", type=float, default=5, help="steady-state seconds before B starts")
     ap.add_argument("--after", type=float, default=5, help="seconds of load after A exited")
     ap.add_argument("--runs", type=int, default=1)
@@ -410,8 +414,8 @@ def main():
         bins["moraine-router"] = a.router
     rpc_bins = {b: os.path.join(a.rpc_build, b) for b in ("rpc-load", "rpc-backend")}
     if not all(os.path.exists(p) for p in rpc_bins.values()):
-        subprocess.run(["cmake", "-S", os.path.join(HERE, "rpc"), "-B", a.rpc_build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "-S", os.path.join(HERE, "rpc"), "-B", a.rpc_build,
+                        "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", a.rpc_build, "-j2", "--target", "rpc-load", "rpc-backend"], check=True,
                        stdout=subprocess.DEVNULL)
     stamp = time.strftime("%Y%m%d-%H%M%S")
