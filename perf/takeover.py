@@ -72,6 +72,7 @@ MOVED = re.compile(r"takeover: moved (\d+) session\(s\) \((\d+) bytes of session
                    r"(\d+) session\(s\) stay here")
 ADOPTED = re.compile(r"takeover: adopted (\d+) session\(s\) \((\d+) bytes of session state\) from the old router in "
                      r"(\d+) ms; (\d+) refused")
+HANDED_OVER = re.compile(r"takeover: handed \d+ listening socket\(s\) over .* drains its (\d+) session\(s\)")
 CLOSED_AT_DEADLINE = re.compile(r"takeover: drained: .*closing the other (\d+) gracefully")
 
 
@@ -102,6 +103,9 @@ class Proc:
             buf += chunk
             parts = re.split(rb"[\r\n]", buf)
             buf = parts.pop()
+            if buf.endswith(b"   "):  # clock-subscriber's status line: \r first, spaces last, no newline
+                parts.append(buf)
+                buf = b""
             now = time.monotonic()
             for p in parts:
                 if p.strip():
@@ -230,10 +234,19 @@ def cpu_ms(pid):
 
 
 def status_rows(proc, t0=None, t1=None):
-    rows = []
+    """clock-subscriber's per-second status lines between t0 and t1 (time.monotonic()). Each
+    line's time is its own elapsed seconds plus the smallest (arrival - elapsed) seen: a line
+    read late keeps the second it describes."""
+    found = []
     for t, line in list(proc.lines):
         m = STATUS.search(line)
-        if m and (t0 is None or t >= t0) and (t1 is None or t <= t1):
+        if m:
+            found.append((t - float(m.group(1)), m))
+    offset = min((o for o, _ in found), default=0)
+    rows = []
+    for _, m in found:
+        t = offset + float(m.group(1))
+        if (t0 is None or t >= t0) and (t1 is None or t <= t1):
             rows.append(dict(t=t, up=int(m.group(2)), failed=int(m.group(3)), dropped=int(m.group(4)),
                              ticks=int(m.group(5)), lost=int(m.group(6)), p99=float(m.group(8))))
     return rows
@@ -299,6 +312,9 @@ def one_run(a, bins, rpc_bins, outdir, run):
                     last = (int(m.group(1)), int(m.group(2)))
             return last or (0, 0)
 
+        if a.load == "clock":  # the steady state starts with the first second of ticks
+            wait_for("the first ticks", lambda: any(r["ticks"] > 0 for r in status_rows(procs["subscriber"])), 30,
+                     [procs["subscriber"]])
         t_steady = time.monotonic()
         time.sleep(a.settle)
         rpc_before = rpc_counts()
@@ -335,6 +351,9 @@ def one_run(a, bins, rpc_bins, outdir, run):
             res.update(adopted=None, adopt_ms=None, refused=None)
         m = CLOSED_AT_DEADLINE.search(a_log)
         res["closed_at_deadline"] = int(m.group(1)) if m else 0
+        m = HANDED_OVER.search(a_log)
+        if m and res["moved"] is not None:  # A's own "stay here" is read after its deadline closed some
+            res["stayed"] = int(m.group(1)) - res["moved"]
 
         rpc_after = rpc_counts()
         res["rpc_calls"] = rpc_after[0] - rpc_before[0]
