@@ -246,11 +246,19 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
 }
 
 bool takeover_server::offer(int conn, takeover_session state, unique_fd fd, offers& o) {
-    state.serial = ++serial_;
-    std::size_t size = 0;
+    state.serial = serial_ + 1;
+    std::vector<std::byte> message;
     try {
-        const auto message = encode_takeover(state);
-        size = message.size();
+        message = encode_takeover(state);
+    } catch (const std::exception& e) {
+        // Too large for a message: this one stays (it never left), the channel is fine.
+        spdlog::error("takeover: cannot send session {}: {}; it stays here", state.category, e.what());
+        hooks_.keep(std::move(state), std::move(fd));
+        return true;
+    }
+    ++serial_;
+    const auto size = message.size();
+    try {
         const int attached = fd.get();
         send_packet(conn, message, std::span<const int>(&attached, 1));
     } catch (const std::exception& e) {

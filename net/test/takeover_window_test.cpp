@@ -2,7 +2,8 @@
 // and takeover_client::receive_session_batches adopts those waiting together: every session is
 // answered once, by its serial, in order; a refusal goes back to the old side. If the new side
 // vanishes without answering, every session sent and not answered is given up by the old side
-// (`moved`: the new side may serve it), every one never sent stays (`keep`); no descriptor leaks.
+// (`moved`: the new side may serve it), every one never sent stays (`keep`); a session too large
+// for a message stays and the others still move; no descriptor leaks.
 #include <moraine/net/takeover_client.hpp>
 #include <moraine/net/takeover_server.hpp>
 
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -40,7 +42,9 @@ struct window_fixture {
     std::atomic<std::uint32_t> open_sessions;
     std::unique_ptr<net::takeover_server> server;
 
-    explicit window_fixture(std::size_t n) : open_sessions(static_cast<std::uint32_t>(n)) {
+    /// `too_large`: the index of a session whose message the encoder refuses (none by default).
+    explicit window_fixture(std::size_t n, std::size_t too_large = SIZE_MAX)
+        : open_sessions(static_cast<std::uint32_t>(n)) {
         for (std::size_t i = 0; i < n; ++i) {
             int fds[2];
             if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw std::runtime_error("socketpair");
@@ -69,7 +73,7 @@ struct window_fixture {
             [] { return std::size_t{1}; },
             [this] { return open_sessions.load(); },
             [] {},
-            [this](std::size_t) {
+            [this, too_large](std::size_t) {
                 std::lock_guard lock(mutex);
                 std::vector<std::pair<net::takeover_session, net::unique_fd>> out;
                 if (std::exchange(offered, true)) return out;
@@ -77,6 +81,7 @@ struct window_fixture {
                     net::takeover_session s;
                     s.category = category_of(i);
                     s.user_id = "user";
+                    if (i == too_large) s.pending.resize(600 * 1024);  // above the 512 KiB a message may carry
                     out.emplace_back(std::move(s), net::unique_fd(::fcntl(near[i].get(), F_DUPFD_CLOEXEC, 0)));
                 }
                 return out;
@@ -181,6 +186,33 @@ TEST(takeover_window, sessions_sent_and_not_answered_are_given_up_the_rest_stay)
         // The ones given up are the first sent; those kept come after them, none twice.
         for (std::size_t i = 0; i < f.moved.size(); ++i) EXPECT_EQ(f.moved[i], category_of(i));
         for (std::size_t i = 0; i < f.kept.size(); ++i) EXPECT_EQ(f.kept[i], category_of(f.moved.size() + i));
+    }
+    EXPECT_EQ(net::test::open_descriptors(), before) << "every descriptor sent or received is closed";
+}
+
+TEST(takeover_window, a_session_too_large_for_a_message_stays_the_others_move) {
+    constexpr std::size_t n = 100;
+    const int before = net::test::open_descriptors();
+    {
+        window_fixture f(n, 40);
+        net::takeover_client c(f.path);
+        c.request("new-router");
+        c.accept(1);
+        std::vector<std::uint32_t> serials;
+        const auto got = c.receive_session_batches(
+            [&](std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch) {
+                for (auto& s : batch) serials.push_back(s.first.serial);
+                return std::vector<std::string>(batch.size());
+            },
+            -1, 5000ms, 64);
+        EXPECT_TRUE(got.done);
+        EXPECT_EQ(got.adopted, n - 1);
+        ASSERT_EQ(serials.size(), n - 1);
+        for (std::size_t i = 0; i < serials.size(); ++i) EXPECT_EQ(serials[i], i + 1) << "no gap for the one kept";
+        f.settled(n);
+        std::lock_guard lock(f.mutex);
+        EXPECT_EQ(f.moved.size(), n - 1);
+        EXPECT_EQ(f.kept, (std::vector<std::string>{category_of(40)}));
     }
     EXPECT_EQ(net::test::open_descriptors(), before) << "every descriptor sent or received is closed";
 }

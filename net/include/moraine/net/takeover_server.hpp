@@ -88,7 +88,8 @@ private:
     /// waits for the answers, then sessions_done. Logs what moved.
     void move_sessions(int conn, std::uint32_t pid);
     /// Sends one session without waiting for its answer; false if the channel failed (the session
-    /// then stays here, since it never left; those in flight are given up).
+    /// then stays here, since it never left; those in flight are given up). A session the encoder
+    /// refuses (too large) stays here, and the others go on moving.
     bool offer(int conn, takeover_session state, unique_fd fd, offers& o);
     /// Waits for one answer and acts on it; false if the channel failed or the answer did not come
     /// (every session in flight is then given up).
