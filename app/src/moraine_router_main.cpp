@@ -303,13 +303,13 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
         [] { ::kill(::getpid(), SIGTERM); },
         // Phase 2a: sessions at a message boundary move (docs/takeover.md "Moving sessions").
         [&glacier2](std::size_t max) { return glacier2.take_movable(max); },
-        [&glacier2](const net::takeover_session&) { glacier2.moved_away(); },
+        [&glacier2](const net::takeover_session& s) { glacier2.moved_away(s.category); },
         [&glacier2](net::takeover_session s, net::unique_fd fd) {
             if (const auto why = glacier2.adopt_session(s, std::move(fd), false); !why.empty()) {
                 spdlog::error("takeover: session of '{}' refused by the new router could not be served here again "
                               "either ({}): its client reconnects",
                               s.user_id, why);
-                glacier2.moved_away();
+                glacier2.moved_away(s.category);
             }
         },
         std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms),
@@ -379,7 +379,7 @@ private:
 /** After a takeover (old side): serves the sessions until they end or the takeover deadline, a
     SIGTERM or SIGINT cutting it short, then drains as SIGTERM does (close-connection messages).
     The client adapter stays registered: the new router serves the same endpoints. */
-void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, const router::session_router& glacier2) {
+void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, router::session_router& glacier2) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms);
@@ -402,6 +402,8 @@ void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, co
                      at_handover - std::min(at_handover, left), at_handover, left, waited);
     if (const auto busy = shards.drain(std::chrono::milliseconds(cfg.runtime.drain_timeout_ms)); busy > 0)
         spdlog::warn("drain deadline passed with {} request(s) still in flight; closing anyway", busy);
+    spdlog::info("takeover: relayed {} back-end request(s) for moved sessions to the new router",
+                 glacier2.callbacks_relayed());
 }
 
 /// How long an orderly shutdown waits for the registry to withdraw the client adapter: short,

@@ -3,6 +3,7 @@
 #include <moraine/protocol/reply.hpp>
 #include <moraine/net/callback_route.hpp>
 #include <moraine/net/local_reply.hpp>
+#include <moraine/router/callback_relay.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/session_control.hpp>
 #include <moraine/net/shard.hpp>
@@ -135,15 +136,13 @@ void deliver_callback(session_shard& owner, std::string_view category, protocol:
         c->forward_callback(std::move(message), how, std::move(override_key), std::move(route));
         return;
     }
-    if (route.request_id == 0) return;  // nobody waits for an answer
-    if (owner.moved_away(category)) {
-        // The session lives in the new process (takeover). Unanswered, then a close-connection
-        // message: Ice retries the request on a new connection, which the new process accepts.
-        owner.io().set().invoke_on(route.shard, [origin = route.origin](net::shard&) {
-            if (auto o = origin.lock()) o->close_gracefully();
-        });
-        return;
+    if (owner.moved().contains(category)) {
+        // The session lives in the new process (takeover): relayed there, or held until it is.
+        parked_callback c{false, std::move(message), how, std::move(override_key), route};
+        if (route_to_moved(owner, category, c)) return;
+        message = std::move(c.message);
     }
+    if (route.request_id == 0) return;  // nobody waits for an answer
     auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
     if (!r) return;
     protocol::byte_buffer reply;

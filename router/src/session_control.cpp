@@ -1,5 +1,7 @@
 #include <moraine/router/session_control.hpp>
 
+#include <moraine/router/callback_relay.hpp>
+
 #include <moraine/protocol/input_stream.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/request.hpp>
@@ -163,6 +165,16 @@ void dispatch_session_control(session_shard& owner, protocol::byte_buffer messag
     if (!r) return;
     r->request_id = route.request_id;
     auto* c = owner.find_session(r->id.name);
+    if (!c && owner.moved().contains(r->id.name)) {
+        // The session lives in the new process (takeover): its SessionControl object too.
+        const std::string category(r->id.name);  // r views `message`, which moves below
+        parked_callback p{true, std::move(message), {}, {}, twoway ? route : callback_route{}};
+        if (route_to_moved(owner, category, p)) return;
+        message = std::move(p.message);
+        r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+        if (!r) return;
+        r->request_id = route.request_id;
+    }
     std::optional<protocol::byte_buffer> reply;
     if (!c || !c->session_state()) {
         reply = reply_not_exist(*r, protocol::reply_status::object_not_exist);

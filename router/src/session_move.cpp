@@ -3,6 +3,7 @@
 #include <moraine/net/listener.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/protocol/output_stream.hpp>
+#include <moraine/router/callback_relay.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/session_router.hpp>
 
@@ -92,7 +93,7 @@ net::unique_fd client_connection::hand_over() {
         moving_ = false;
         return fd;
     }
-    local_.note_moved(category);
+    local_.moved().leave(category);
     return fd;
 }
 
@@ -122,10 +123,12 @@ void client_connection::adopt(std::unique_ptr<session::session> s, const net::ta
     local_.add_session(session_->category, this);
     if (count_session) local_.router().session_opened();
     else stays_ = true;  // refused by the new process: it stays here for good
-    local_.forget_moved(session_->category);
+    auto parked = local_.moved().come_back(session_->category);
     local_.add_client(this);
     if (local_.cfg().trace.session > 0) traced_address_ = peer_address();
     start_adopted(protocol::byte_view(m.pending.data(), m.pending.size()), std::chrono::milliseconds(m.idle_ms));
+    // Callbacks that came for it while it was in transit (refused by the new process), in order.
+    release_parked(local_, session_->category, std::move(parked), false);
 }
 
 std::vector<std::pair<net::takeover_session, net::unique_fd>> session_shard::take_movable(std::size_t max) {
@@ -162,6 +165,28 @@ std::vector<std::pair<net::takeover_session, net::unique_fd>> session_router::ta
     for (auto& a : answers)
         for (auto& s : a.get()) all.push_back(std::move(s));
     return all;
+}
+
+void session_router::moved_away(const std::string& category) {
+    session_closed();
+    shards_.invoke_on(owner_of(category), [this, category](net::shard& sh) {
+        auto& owner = local(sh.index());
+        release_parked(owner, category, owner.moved().take(category), true);
+    });
+}
+
+std::size_t session_router::callbacks_relayed() {
+    std::vector<std::future<std::size_t>> counts;
+    for (unsigned i = 0; i < shards_.size(); ++i) {
+        auto promise = std::make_shared<std::promise<std::size_t>>();
+        counts.push_back(promise->get_future());
+        shards_.invoke_on(i, [this, promise](net::shard& sh) {
+            promise->set_value(local(sh.index()).metrics().callbacks_relayed);
+        });
+    }
+    std::size_t total = 0;
+    for (auto& c : counts) total += c.get();
+    return total;
 }
 
 std::string session_router::adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session) {

@@ -1,5 +1,6 @@
 #include <moraine/router/session_router.hpp>
 
+#include <moraine/router/callback_relay.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/datagram_callback.hpp>
 #include <moraine/router/server_connection.hpp>
@@ -18,6 +19,7 @@ session_router::session_router(net::shard_set& shards, std::shared_ptr<const con
     for (unsigned i = 0; i < shards_.size(); ++i) locals_.push_back(std::make_unique<session_shard>(*this, shards_.at(i)));
     server_endpoints_ = cfg_->server_published_endpoints.empty() ? cfg_->server_endpoints
                                                                  : cfg_->server_published_endpoints;
+    relay_target_.endpoints = relay_endpoints(cfg_->server_endpoints);  // start() puts the bound ports in
 }
 
 session_router::~session_router() = default;
@@ -56,6 +58,7 @@ void session_router::start() {
     for (const auto& e : cfg_->server_endpoints) bound.push_back(e.is_udp() ? *next_datagram++ : *next_stream++);
     // Back ends call clients back through these: a wildcard host becomes this machine's addresses.
     if (cfg_->server_published_endpoints.empty()) server_endpoints_ = net::published_endpoints(bound);
+    relay_target_.endpoints = relay_endpoints(bound);
     for (auto& l : locals_) l->start();
 }
 

@@ -41,6 +41,12 @@ constexpr net::metric_family datagram_requests_lost{
     "Client requests to forward as datagrams (_fwd=d, D) lost: no udp endpoint, or larger than a datagram."};
 constexpr net::metric_family datagram_callbacks{"moraine_datagram_callbacks_total", "counter",
                                                 "Callbacks received as datagrams on a udp server endpoint."};
+constexpr net::metric_family callbacks_relayed{
+    "moraine_takeover_callbacks_relayed_total", "counter",
+    "Takeover, old router: back-end requests for sessions that moved, relayed to the new router."};
+constexpr net::metric_family callbacks_parked{
+    "moraine_takeover_callbacks_parked_total", "counter",
+    "Takeover, old router: back-end requests held until the new router answered for their session."};
 }  // namespace
 
 session_shard::session_shard(session_router& router, net::shard& io)
@@ -95,6 +101,8 @@ void session_shard::collect(net::metric_sink& s) const {
     s.add(callbacks_overridden, n(metrics_.callbacks_overridden));
     s.add(datagram_requests_lost, n(metrics_.datagram_requests_lost));
     s.add(datagram_callbacks, n(metrics_.datagram_callbacks));
+    s.add(callbacks_relayed, n(metrics_.callbacks_relayed));
+    s.add(callbacks_parked, n(metrics_.callbacks_parked));
 }
 
 void session_shard::start() {

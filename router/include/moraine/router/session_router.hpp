@@ -64,8 +64,18 @@ public:
         now (session_shard::take_movable), taken off their shards; blocks until every shard
         answered. Each stays counted in sessions_open() until moved_away(). */
     std::vector<std::pair<net::takeover_session, net::unique_fd>> take_movable(std::size_t max);
-    /// Takeover, old side: the new process took a session; it is no longer counted here.
-    void moved_away() noexcept { session_closed(); }
+    /** Takeover, old side, from a thread that is no shard's: the new process took session
+        `category` (or may serve it: given up), which is no longer counted here; on its shard,
+        the callbacks parked for it are relayed to the new process (moved_sessions). */
+    void moved_away(const std::string& category);
+    /** Takeover, old side: where callbacks for sessions that moved are relayed, this process's
+        own server endpoints (relay_endpoints), which the new process accepts on since the
+        handover: as configured, then as bound once start() ran. No identity (only the endpoints
+        are used). */
+    const protocol::proxy& relay_target() const noexcept { return relay_target_; }
+    /// Takeover, old side, from a thread that is no shard's: back-end requests relayed so far
+    /// (router_metrics::callbacks_relayed over every shard); blocks until every shard answered.
+    std::size_t callbacks_relayed();
     /** Takeover, either side, from a thread that is no shard's: installs session `s` on the
         client connection `fd` (a connected TCP socket, under WebSocket framing for a ws session,
         already upgraded), on the shard that owns its category;
@@ -97,6 +107,7 @@ private:
     std::shared_ptr<const session::crypt_password_file> passwords_;
     std::vector<protocol::endpoint> server_endpoints_;
     std::vector<protocol::endpoint> client_endpoints_;
+    protocol::proxy relay_target_;
     session::admission admission_;
     std::atomic<std::size_t> sessions_open_{0};
     std::atomic<std::size_t> setups_{0};

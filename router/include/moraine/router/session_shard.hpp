@@ -5,6 +5,7 @@
 #include <moraine/net/takeover_message.hpp>
 #include <moraine/net/unique_fd.hpp>
 #include <moraine/router/config.hpp>
+#include <moraine/router/moved_sessions.hpp>
 #include <moraine/session/crypt_password_file.hpp>
 
 #include <boost/static_string/static_string.hpp>
@@ -56,6 +57,8 @@ struct router_metrics {
     unsigned long datagram_callbacks = 0;      ///< callbacks received as datagrams on a udp server endpoint
     unsigned long auth_failures = 0;         ///< createSession* refused by authentication (PermissionDenied)
     unsigned long sessions_refused = 0;      ///< createSession* refused otherwise (CannotCreateSession, limits)
+    unsigned long callbacks_relayed = 0;     ///< takeover, old side: back-end requests sent on to the new process
+    unsigned long callbacks_parked = 0;      ///< takeover, old side: back-end requests held for a session in transit
 };
 
 /// The sessions and client connections one shard owns; touched only on that shard's thread.
@@ -91,11 +94,9 @@ public:
     /// Takeover: the sessions of this shard that may move now, at most `max`, each handed over
     /// (client_connection::hand_over) with its state; the caller owns the descriptors.
     std::vector<std::pair<net::takeover_session, net::unique_fd>> take_movable(std::size_t max);
-    /// Takeover: whether session `category` left this shard for a new process.
-    bool moved_away(std::string_view category) const noexcept { return moved_.contains(std::string(category)); }
-    void note_moved(const std::string& category) { moved_.insert(category); }
-    /// The session came back (the new process refused it) or arrived here.
-    void forget_moved(const std::string& category) noexcept { moved_.erase(category); }
+    /// Takeover, old side: the sessions that left this shard for a new process, and the
+    /// callbacks parked for those in transit.
+    moved_sessions& moved() noexcept { return moved_; }
 
     /// True once the router drains (SIGTERM): client requests are no longer dispatched.
     bool draining() const noexcept { return draining_; }
@@ -121,7 +122,7 @@ private:
     // reads a bucket, the node before and the node (perf/RESULTS.md).
     boost::unordered_flat_map<category_key, client_connection*, category_hash, category_equal> sessions_;
     std::unordered_set<client_connection*> clients_;
-    std::unordered_set<std::string> moved_;  // categories handed over by a takeover
+    moved_sessions moved_;
     router_metrics metrics_;
     bool draining_ = false;
     std::shared_ptr<const config> cfg_;
