@@ -4,9 +4,9 @@
 // Arguments: bytes per write, then small (48-byte) blocks allocated and freed before each write.
 #include <moraine/transport/tls_engine.hpp>
 
+#include "tls_test_contexts.hpp"
+
 #include <benchmark/benchmark.h>
-#include <openssl/evp.h>
-#include <openssl/x509.h>
 
 #include <cstdlib>
 #include <memory>
@@ -17,33 +17,10 @@
 using moraine::protocol::byte_buffer;
 using moraine::protocol::byte_view;
 using moraine::transport::tls_engine;
+using moraine::transport::test::client_context;
+using moraine::transport::test::server_context;
 
 namespace {
-
-struct ctx_deleter {
-    void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
-};
-using ctx_ptr = std::unique_ptr<SSL_CTX, ctx_deleter>;
-
-/// A server context with a fresh self-signed P-256 certificate.
-ctx_ptr server_context() {
-    ctx_ptr ctx(SSL_CTX_new(TLS_server_method()));
-    EVP_PKEY* key = EVP_EC_gen("P-256");
-    X509* cert = X509_new();
-    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-    X509_gmtime_adj(X509_getm_notBefore(cert), 0);
-    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-    X509_set_pubkey(cert, key);
-    X509_NAME* name = X509_get_subject_name(cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("bench"), -1, -1, 0);
-    X509_set_issuer_name(cert, name);
-    X509_sign(cert, key, EVP_sha256());
-    SSL_CTX_use_certificate(ctx.get(), cert);
-    SSL_CTX_use_PrivateKey(ctx.get(), key);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    return ctx;
-}
 
 /// `n` server engines, each after a complete handshake with a client engine of its own.
 std::vector<tls_engine> established_servers(SSL_CTX* server_ctx, SSL_CTX* client_ctx, int n) {
@@ -66,9 +43,8 @@ std::vector<tls_engine> established_servers(SSL_CTX* server_ctx, SSL_CTX* client
 void BM_tls_event_write(benchmark::State& state) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
     const auto churn = static_cast<std::size_t>(state.range(1));
-    auto server_ctx = server_context();
-    ctx_ptr client_ctx(SSL_CTX_new(TLS_client_method()));
-    SSL_CTX_set_verify(client_ctx.get(), SSL_VERIFY_NONE, nullptr);
+    auto server_ctx = server_context("bench");
+    auto client_ctx = client_context();
     // Several connections, written in turn, as a fan-out does.
     auto servers = established_servers(server_ctx.get(), client_ctx.get(), 64);
     const std::vector<std::byte> event(bytes, std::byte{0x2a});

@@ -204,7 +204,7 @@ void ice_connection::start_accepted() {
     ++home_.metrics().connections_accepted;
     accepted_ = true;
     home_.add_accepted(this);
-    if (!admit()) return;
+    if (!admit(connection_origin::accepted)) return;
     if (layers_) return start_handshakes();
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
@@ -254,7 +254,7 @@ bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::mil
     ++home_.metrics().connections_accepted;
     accepted_ = true;
     home_.add_accepted(this);
-    count_adopted();
+    if (!admit(connection_origin::moved)) return false;  // the peer is gone
     last_activity_ = std::chrono::steady_clock::now() - idle;
     start_loops();
     if (closed_) return false;
@@ -263,16 +263,7 @@ bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::mil
     return !closed_;
 }
 
-void ice_connection::count_adopted() {
-    if (home_.cfg().connections_per_address == 0) return;
-    boost::system::error_code ec;
-    const auto peer = socket_.remote_endpoint(ec);
-    if (ec) return;  // the peer is gone: the first read ends the connection
-    home_.set().count_connection(peer.address());
-    counted_from_ = peer.address();
-}
-
-bool ice_connection::admit() {
+bool ice_connection::admit(connection_origin origin) {
     if (home_.cfg().connections_per_address == 0) return true;
     boost::system::error_code ec;
     const auto peer = socket_.remote_endpoint(ec);
@@ -280,7 +271,7 @@ bool ice_connection::admit() {
         close(close_reason::peer_closed, "peer gone before its connection was admitted");
         return false;
     }
-    if (!home_.set().admit_connection(peer.address())) {
+    if (!home_.set().admit_connection(peer.address(), origin)) {
         // Before any byte: an Ice client sees the connection closed, as for a full backlog.
         spdlog::warn("connection from {} refused: {} connections from that address are open (connections_per_address)",
                      peer.address().to_string(), home_.cfg().connections_per_address);

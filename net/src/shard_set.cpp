@@ -233,20 +233,15 @@ void shard_set::start() {
     for (auto& sh : shards_) threads_.emplace_back([s = sh.get()] { s->run(); });
 }
 
-bool shard_set::admit_connection(const asio::ip::address& address) {
+bool shard_set::admit_connection(const asio::ip::address& address, connection_origin origin) {
     std::lock_guard lock(per_address_mutex_);
     auto& n = per_address_[address];
-    if (n >= cfg_->connections_per_address) {
+    if (n >= cfg_->connections_per_address && origin == connection_origin::accepted) {
         if (n == 0) per_address_.erase(address);
         return false;
     }
     ++n;
     return true;
-}
-
-void shard_set::count_connection(const asio::ip::address& address) {
-    std::lock_guard lock(per_address_mutex_);
-    ++per_address_[address];
 }
 
 void shard_set::release_connection(const asio::ip::address& address) noexcept {

@@ -83,22 +83,6 @@ takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::mi
     return *released;
 }
 
-takeover_client::sessions_received takeover_client::receive_sessions(const session_adopter& adopt, int cancel,
-                                                                      std::chrono::milliseconds idle_limit) {
-    const session_batch_adopter one_by_one = [&adopt](std::vector<std::pair<takeover_session, unique_fd>>& batch) {
-        std::vector<std::string> why;
-        for (auto& [s, fd] : batch) {
-            try {
-                why.push_back(adopt(s, std::move(fd)));
-            } catch (const std::exception& e) {
-                why.push_back(e.what());
-            }
-        }
-        return why;
-    };
-    return receive_session_batches(one_by_one, cancel, idle_limit, 1);
-}
-
 takeover_client::sessions_received takeover_client::receive_session_batches(const session_batch_adopter& adopt, int cancel,
                                                                              std::chrono::milliseconds idle_limit,
                                                                              std::size_t max_batch) {

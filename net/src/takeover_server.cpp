@@ -216,7 +216,7 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
         auto batch = hooks_.take_movable(sessions_per_round);
         if (batch.empty()) {
             // The sessions in flight still count as open: their answers come first.
-            while (o.channel_ok && !o.in_flight.empty()) o.channel_ok = await_answer(conn, o);
+            await_all(conn, o);
             if (!o.channel_ok || hooks_.sessions() == 0) break;
             pollfd wake{wake_read_.get(), POLLIN, 0};
             if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) break;  // stop()
@@ -231,7 +231,7 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
             o.channel_ok = offer(conn, std::move(state), std::move(fd), o);
         }
     }
-    while (o.channel_ok && !o.in_flight.empty()) o.channel_ok = await_answer(conn, o);
+    await_all(conn, o);
     const auto stayed = hooks_.sessions();
     if (o.channel_ok) {
         try {
@@ -269,6 +269,10 @@ bool takeover_server::offer(int conn, takeover_session state, unique_fd fd, offe
     }
     o.in_flight.push_back({std::move(state), std::move(fd), size});
     return true;
+}
+
+void takeover_server::await_all(int conn, offers& o) {
+    while (o.channel_ok && !o.in_flight.empty()) o.channel_ok = await_answer(conn, o);
 }
 
 bool takeover_server::await_answer(int conn, offers& o) {

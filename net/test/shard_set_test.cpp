@@ -5,6 +5,7 @@
 // sockets shared by one set, adopted by another, released by the first.
 #include "loop_harness.hpp"
 
+#include <moraine/net/connection_origin.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/protocol/endpoint.hpp>
 
@@ -98,11 +99,11 @@ TEST(shard_set, admit_connection_counts_per_address_up_to_the_limit) {
     EXPECT_FALSE(shards.admit_connection(a));
 }
 
-TEST(shard_set, count_connection_counts_a_moved_connection_even_over_the_limit) {
+TEST(shard_set, a_moved_connection_is_counted_even_over_the_limit) {
     net::shard_set shards(test::runtime(1, [](net::runtime_config& c) { c.connections_per_address = 1; }));
     const auto a = net::asio::ip::make_address("192.0.2.1");
     EXPECT_TRUE(shards.admit_connection(a));
-    shards.count_connection(a);  // a takeover brought a second one: it is not refused
+    EXPECT_TRUE(shards.admit_connection(a, net::connection_origin::moved));  // a takeover brought a second one
     shards.release_connection(a);
     EXPECT_FALSE(shards.admit_connection(a)) << "one is still open";
     shards.release_connection(a);

@@ -1,4 +1,4 @@
-// takeover_server::move_sessions + takeover_client::receive_sessions, in one process: after the
+// takeover_server::move_sessions + takeover_client::receive_session_batches, in one process: after the
 // listeners, sessions offered by the server's hooks arrive with their descriptor (the same
 // connection: bytes written at its peer are read from the descriptor received); a session the
 // new side refuses goes back to the old side's `keep` hook with its reason logged, a taken one
@@ -25,6 +25,16 @@ using namespace moraine;
 using namespace std::chrono_literals;
 
 namespace {
+
+/// A batch adopter that adopts each session of a batch through `adopt`, in order.
+template <class Adopt>
+net::takeover_client::session_batch_adopter one_by_one(Adopt adopt) {
+    return [adopt](std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch) {
+        std::vector<std::string> why;
+        for (auto& [s, fd] : batch) why.push_back(adopt(s, std::move(fd)));
+        return why;
+    };
+}
 
 /// Both ends of a connected stream socket pair: `near` plays the moved client connection, `far` the client.
 struct connection_pair {
@@ -120,8 +130,8 @@ TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes
 
         std::vector<std::string> seen;
         std::string read_through_second;
-        const auto got = c.receive_sessions(
-            [&](const net::takeover_session& s, net::unique_fd fd) -> std::string {
+        const auto got = c.receive_session_batches(
+            one_by_one([&](const net::takeover_session& s, net::unique_fd fd) -> std::string {
                 seen.push_back(s.user_id);
                 EXPECT_EQ(s.idle_ms, 5u);
                 if (s.user_id == "bob") return "a category already in use here";
@@ -131,8 +141,8 @@ TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes
                 EXPECT_EQ(::read(fd.get(), buf, 3), 3);
                 read_through_second.assign(buf, 3);
                 return {};
-            },
-            -1, 5000ms);
+            }),
+            -1, 5000ms, 1);
         EXPECT_EQ(seen, (std::vector<std::string>{"bob", "alice"}));
         EXPECT_EQ(read_through_second, "Ice");
         EXPECT_TRUE(got.done);

@@ -17,20 +17,6 @@ using namespace moraine;
 
 namespace {
 
-/// A back end's connection to the old router's server endpoint.
-struct back_end {
-    back_end(test::glacier2& g, unsigned shard)
-        : pair(g.shards().at(shard)),
-          conn(std::make_shared<router::server_connection>(g.local(shard), pair.take_transport())) {
-        conn->start();
-        EXPECT_TRUE(test::run_until(g.shards(), [&] { return !pair.peer.frames().empty(); }));
-        pair.peer.frames().clear();
-    }
-    ~back_end() { conn->close(net::close_reason::shutdown, "test over"); }
-    test::socket_pair pair;
-    std::shared_ptr<router::server_connection> conn;
-};
-
 /// Router A whose server endpoint (wildcard host) is where `b`, the new process, listens.
 std::function<void(router::config&)> served_by(const test::loopback_backend& b) {
     const auto port = b.port();
@@ -84,7 +70,7 @@ TEST(callback_relay, callbacks_wait_while_in_transit_then_reach_the_new_process)
     test::loopback_backend next;  // the new process's server endpoint
     test::glacier2 g(served_by(next));
     const auto category = hand_over_session(g);
-    back_end b(g, 0);
+    test::back_end b(g, 0);
 
     b.pair.peer.send(test::request_message(31, {"cb", category}, "notify", ping("one")));
     b.pair.peer.send(test::request_message(0, {"cb", category}, "notify", ping("oneway")));
@@ -129,7 +115,7 @@ TEST(callback_relay, past_the_parking_limit_a_callback_gets_object_not_exist) {
     test::loopback_backend next;
     test::glacier2 g(served_by(next));
     const auto category = hand_over_session(g);
-    back_end b(g, 0);
+    test::back_end b(g, 0);
     const auto limit = static_cast<std::int32_t>(router::moved_sessions::max_parked);
     for (std::int32_t id = 1; id <= limit + 1; ++id)
         b.pair.peer.send(test::request_message(id, {"cb", category}, "notify", ping("x")));
@@ -161,7 +147,7 @@ TEST(callback_relay, an_unreachable_new_process_gives_unknown_local_exception) {
         c.server_endpoints = *protocol::endpoints_from_string("tcp -h 127.0.0.1 -p " + std::to_string(closed_port));
     });
     const auto category = hand_over_session(g);
-    back_end b(g, 0);
+    test::back_end b(g, 0);
     g.router().moved_away(category);
     b.pair.peer.send(test::request_message(41, {"cb", category}, "notify", ping("x")));
     ASSERT_TRUE(test::run_until(g.shards(), [&] { return !b.pair.peer.frames().empty(); }));
@@ -176,7 +162,7 @@ TEST(callback_relay, parked_callbacks_of_a_session_that_came_back_reach_its_clie
     auto& c = g.connect(0);
     ASSERT_FALSE(g.create_session(c).empty());
     const std::string category = c.conn->current_session()->category;
-    back_end b(g, 0);
+    test::back_end b(g, 0);
     // As for a session taken off its shard and refused: parked while away, delivered once back.
     auto& owner = g.local(0);
     owner.moved().leave(category);

@@ -8,6 +8,7 @@
 #include <moraine/protocol/user_exception.hpp>
 #include <moraine/router/client_connection.hpp>
 #include <moraine/router/config.hpp>
+#include <moraine/router/server_connection.hpp>
 #include <moraine/router/session_router.hpp>
 
 #include <gtest/gtest.h>
@@ -147,5 +148,21 @@ inline protocol::input_stream results_of(const protocol::byte_buffer& reply_mess
     auto e = in.read_encapsulation();
     return protocol::input_stream(e.payload(), e.encoding);
 }
+
+/// A back end's connection to the router's server endpoint, on shard `shard` of `g`: started,
+/// its validate connection read and cleared.
+struct back_end {
+    back_end(glacier2& g, unsigned shard)
+        : pair(g.shards().at(shard)),
+          conn(std::make_shared<router::server_connection>(g.local(shard), pair.take_transport())) {
+        conn->start();
+        EXPECT_TRUE(run_until(g.shards(), [&] { return !pair.peer.frames().empty(); }));
+        EXPECT_EQ(header_of(pair.peer.frames()[0]).type, protocol::message_type::validate_connection);
+        pair.peer.frames().clear();
+    }
+    ~back_end() { conn->close(net::close_reason::shutdown, "test over"); }
+    socket_pair pair;
+    std::shared_ptr<router::server_connection> conn;
+};
 
 }  // namespace moraine::test

@@ -12,27 +12,13 @@ using namespace moraine;
 
 namespace {
 
-struct back_end {
-    back_end(test::glacier2& g, unsigned shard)
-        : pair(g.shards().at(shard)),
-          conn(std::make_shared<router::server_connection>(g.local(shard), pair.take_transport())) {
-        conn->start();
-        EXPECT_TRUE(test::run_until(g.shards(), [&] { return !pair.peer.frames().empty(); }));
-        EXPECT_EQ(test::header_of(pair.peer.frames()[0]).type, protocol::message_type::validate_connection);
-        pair.peer.frames().clear();
-    }
-    ~back_end() { conn->close(net::close_reason::shutdown, "test over"); }
-    test::socket_pair pair;
-    std::shared_ptr<router::server_connection> conn;
-};
-
 void callback_round_trip(unsigned client_shard, unsigned server_shard) {
     test::glacier2 g({}, 2);
     auto& c = g.connect(client_shard);
     ASSERT_FALSE(g.create_session(c).empty());
     const std::string category = c.conn->current_session()->category;
     ASSERT_EQ(g.router().owner_of(category), client_shard);
-    back_end b(g, server_shard);
+    test::back_end b(g, server_shard);
 
     const auto params = test::encaps([](protocol::output_stream& os) { os.write_string("ping"); });
     b.pair.peer.send(test::request_message(31, {"cb", category}, "notify", params));
@@ -62,7 +48,7 @@ TEST(server_connection, a_callback_crosses_to_the_shard_owning_the_session) { ca
 
 TEST(server_connection, a_callback_for_an_unknown_session_gets_object_not_exist) {
     test::glacier2 g;
-    back_end b(g, 0);
+    test::back_end b(g, 0);
     b.pair.peer.send(test::request_message(4, {"cb", "no-such-session"}, "notify", test::empty_encaps()));
     ASSERT_TRUE(test::run_until(g.shards(), [&] { return !b.pair.peer.frames().empty(); }));
     const auto r = test::reply_of(b.pair.peer.frames()[0]);
@@ -74,7 +60,7 @@ TEST(server_connection, a_oneway_callback_is_delivered_as_a_oneway) {
     test::glacier2 g;
     auto& c = g.connect();
     ASSERT_FALSE(g.create_session(c).empty());
-    back_end b(g, 0);
+    test::back_end b(g, 0);
     b.pair.peer.send(test::request_message(0, {"cb", c.conn->current_session()->category}, "tick", test::empty_encaps()));
     const std::size_t before = c.peer().frames().size();
     ASSERT_TRUE(test::run_until(g.shards(), [&] { return c.peer().frames().size() > before; }));

@@ -1,6 +1,8 @@
 // tls_engine: two engines talk through byte buffers only, as a connection and its peer would.
 #include <moraine/transport/tls_engine.hpp>
 
+#include "tls_test_contexts.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
@@ -16,39 +18,11 @@ using moraine::protocol::byte_view;
 using moraine::transport::thread_plain_buffer;
 using moraine::transport::tls_engine;
 using moraine::transport::tls_status;
+using moraine::transport::test::client_context;
+using moraine::transport::test::ctx_ptr;
+using moraine::transport::test::server_context;
 
 namespace {
-
-struct ctx_deleter {
-    void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
-};
-using ctx_ptr = std::unique_ptr<SSL_CTX, ctx_deleter>;
-
-/// A server context with a fresh self-signed P-256 certificate for "localhost".
-ctx_ptr server_context() {
-    ctx_ptr ctx(SSL_CTX_new(TLS_server_method()));
-    EVP_PKEY* key = EVP_EC_gen("P-256");
-    X509* cert = X509_new();
-    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-    X509_gmtime_adj(X509_getm_notBefore(cert), 0);
-    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-    X509_set_pubkey(cert, key);
-    X509_NAME* name = X509_get_subject_name(cert);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
-    X509_set_issuer_name(cert, name);
-    X509_sign(cert, key, EVP_sha256());
-    SSL_CTX_use_certificate(ctx.get(), cert);
-    SSL_CTX_use_PrivateKey(ctx.get(), key);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-    return ctx;
-}
-
-ctx_ptr client_context() {
-    ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
-    return ctx;
-}
 
 byte_view view(const std::string& s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
 std::string text(byte_view b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }

@@ -1,5 +1,6 @@
 #pragma once
 // What every Ice connection of the router shares: socket, framing, bounded write queue, lifetime.
+#include <moraine/net/connection_origin.hpp>
 #include <moraine/protocol/frame_assembler.hpp>
 #include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/reply.hpp>
@@ -255,10 +256,9 @@ private:
     std::string peer_text() const;
     /// Dispatches every message `data` completes (a loan for the call). @return false to stop reading.
     bool on_bytes(protocol::byte_view data);
-    /// Counts this accepted connection against connections_per_address. @return false after closing it.
-    bool admit();
-    /// Counts a connection a takeover brought against connections_per_address, without the limit.
-    void count_adopted();
+    /// Counts this connection against connections_per_address (shard_set::admit_connection).
+    /// @return false after closing it (over the limit, or the peer already gone).
+    bool admit(connection_origin origin);
     /// After enqueue: marks the connection for the end-of-turn flush (plain TCP, no write in
     /// flight) or wakes the writer (wake_writer).
     void schedule_write();

@@ -1,5 +1,6 @@
 #pragma once
 // All shards, their threads, and the messages between them (docs/style.md §7).
+#include <moraine/net/connection_origin.hpp>
 #include <moraine/net/asio.hpp>
 #include <moraine/net/datagram_listener.hpp>
 #include <moraine/net/handshake_pool.hpp>
@@ -55,14 +56,14 @@ public:
     void install_tls(std::shared_ptr<const tls_contexts> fresh);
 
     /** Counts an accepted connection from `address` against runtime_config::connections_per_address.
-        @return false (nothing counted) when that many are already open. Thread-safe: a mutex
-        guards the table, taken once per accept and once per close of a counted connection. */
-    bool admit_connection(const asio::ip::address& address);
-    /// Uncounts a connection admit_connection or count_connection counted.
+        @return false (nothing counted) when that many are already open and `origin` is
+        accepted; a moved connection is counted over the limit too (refusing it now would end an
+        established session).
+        Thread-safe: a mutex guards the table, taken once per accept and once per close of a
+        counted connection. */
+    bool admit_connection(const asio::ip::address& address, connection_origin origin = connection_origin::accepted);
+    /// Uncounts a connection admit_connection counted.
     void release_connection(const asio::ip::address& address) noexcept;
-    /** Counts a connection from `address` that a takeover brought from the old process, which
-        admitted it: over the limit too, since refusing it now would end an established session. */
-    void count_connection(const asio::ip::address& address);
 
     /// Pool for blocking calls (crypt(3) password checks), so I/O threads never block.
     asio::thread_pool& blocking_pool() noexcept { return blocking_; }

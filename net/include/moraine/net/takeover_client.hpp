@@ -47,7 +47,7 @@ public:
         still accept on its copies; nothing is refused either way). */
     takeover_released accept(std::uint32_t adopted, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-    /// What receive_sessions did, for the log.
+    /// What receive_session_batches did, for the log.
     struct sessions_received {
         std::uint32_t adopted = 0;
         std::uint32_t refused = 0;
@@ -56,19 +56,16 @@ public:
         bool done = false;                 ///< the old process said sessions_done
         std::chrono::milliseconds took{};  ///< from the call to the last session adopted
     };
-    /// Adopts one moved session on its connection's descriptor: empty, or why it cannot be honoured.
-    using session_adopter = std::function<std::string(const takeover_session&, unique_fd)>;
-    /** After accept(): receives the sessions the old process moves (version 2), answering each
-        session_taken or session_refused (adopt's reason), until sessions_done, the channel
-        closes, nothing comes for `idle_limit`, or `cancel` (a descriptor) becomes readable.
-        A message that is no session, or a session without exactly one descriptor, ends it. */
-    sessions_received receive_sessions(const session_adopter& adopt, int cancel, std::chrono::milliseconds idle_limit);
     /// Adopts several moved sessions at once (their descriptors consumed): one entry per session,
     /// in order, empty or why it cannot be honoured.
     using session_batch_adopter = std::function<std::vector<std::string>(std::vector<std::pair<takeover_session, unique_fd>>&)>;
-    /** receive_sessions, several sessions at a time: the messages already waiting on the channel
-        (at most `max_batch`, the first waited for) are adopted together, then answered in order.
-        The old process sends several before it reads the answers (docs/takeover.md). */
+    /** After accept(): receives the sessions the old process moves (version 2), answering each
+        session_taken or session_refused (adopt's reason), until sessions_done, the channel
+        closes, nothing comes for `idle_limit`, or `cancel` (a descriptor) becomes readable. The
+        messages already waiting on the channel (at most `max_batch`, the first waited for) are
+        adopted together, then answered in order: the old process sends several before it reads
+        the answers (docs/takeover.md). A message that is no session, or a session without
+        exactly one descriptor, ends it. */
     sessions_received receive_session_batches(const session_batch_adopter& adopt, int cancel,
                                               std::chrono::milliseconds idle_limit, std::size_t max_batch);
 

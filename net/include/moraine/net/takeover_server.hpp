@@ -94,6 +94,8 @@ private:
     /// Waits for one answer and acts on it; false if the channel failed or the answer did not come
     /// (every session in flight is then given up).
     bool await_answer(int conn, offers& o);
+    /// Waits for the answers of every session in flight, while the channel holds (o.channel_ok).
+    void await_all(int conn, offers& o);
     /// Gives up every session in flight: the new process may serve it already.
     void give_up(offers& o, const std::string& why);
 
