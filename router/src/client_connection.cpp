@@ -123,23 +123,14 @@ void client_connection::relay_reply(std::int32_t client_request_id, const protoc
 }
 
 std::size_t client_connection::in_flight() const noexcept {
-    return (tracked_ ? tracked_->callbacks.size() : 0) + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
+    return calls_.callbacks() + (buffered_ && !buffered_->requests.empty() ? 1 : 0) +
            (buffered_ && !buffered_->callbacks.empty() ? 1 : 0) +
            (creating_session ? 1 : 0) + resolving_;
 }
 
-std::int32_t client_connection::next_callback_id() noexcept {
-    std::int32_t id;
-    do {
-        id = next_callback_id_;
-        next_callback_id_ = next_callback_id_ == INT32_MAX ? 1 : next_callback_id_ + 1;
-    } while (tracked_ && (tracked_->callbacks.contains(id) || tracked_->event_replies.contains(id)));
-    return id;
-}
-
-client_connection::tracked_requests& client_connection::tracked() {
-    if (!tracked_) tracked_ = std::make_unique<tracked_requests>();
-    return *tracked_;
+client_connection::pinned_table& client_connection::pinned() {
+    if (!pinned_) pinned_ = std::make_unique<pinned_table>();
+    return *pinned_;
 }
 
 enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, net::session_directory::reply_done done) {
@@ -148,30 +139,25 @@ enqueue_result client_connection::deliver_event(outbound_frame f, bool twoway, n
     if (twoway) {
         // A fresh id. Remembered only when someone waits for the reply (an ordered or windowed
         // subscriber); otherwise the reply is dropped as one to an unknown id.
-        id = next_callback_id();
+        id = calls_.next_id();
         std::memcpy(f.head.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     const auto result = enqueue(std::move(f));
     // Kept after the enqueue: an over_limit enqueue has closed the connection, and the caller
     // counts that failure from the result.
     if (id != 0 && done && result != enqueue_result::over_limit && !closed())
-        tracked().event_replies.emplace(id, std::move(done));
+        calls_.add_event(id, std::move(done));
     return result;
 }
 
 void client_connection::on_callback_reply(const protocol::reply_view& r) {
-    if (!tracked_) return;  // nothing sent to the client awaits a reply: an unknown id, ignored as Ice does
-    auto& t = *tracked_;
-    if (auto ev = t.event_replies.find(r.request_id); ev != t.event_replies.end()) {
-        auto done = std::move(ev->second);
-        t.event_replies.erase(ev);
-        done(&r);
+    auto done = calls_.complete(r.request_id);
+    if (done.event) {
+        done.event(&r);
         return;
     }
-    auto it = t.callbacks.find(r.request_id);
-    if (it == t.callbacks.end()) return;  // unknown request id: ignored, as Ice does
-    const callback_route route = std::move(it->second);
-    t.callbacks.erase(it);
+    if (!done.callback) return;  // unknown request id: ignored, as Ice does
+    const callback_route& route = *done.callback;
     if (route.request_id == 0) return;  // a oneway callback the back end asked to forward twoway
     protocol::byte_buffer out;
     protocol::write_reply_message(out, route.request_id, r);
@@ -186,17 +172,12 @@ void client_connection::fail_callback(const callback_route& route) noexcept {
 }
 
 void client_connection::fail_callbacks() noexcept {
-    if (!tracked_) return;
-    for (auto& [id, route] : tracked_->callbacks) fail_callback(route);
-    tracked_->callbacks.clear();
+    for (const auto& route : calls_.take_callbacks()) fail_callback(route);
 }
 
 void client_connection::fail_event_replies() noexcept {
     // Posted: the close may happen inside the topic service's own deliver() call.
-    if (!tracked_) return;
-    for (auto& [id, done] : tracked_->event_replies)
-        boost::asio::post(home_.io(), [done = std::move(done)] { done(nullptr); });
-    tracked_->event_replies.clear();
+    for (auto& done : calls_.take_events()) boost::asio::post(home_.io(), [done = std::move(done)] { done(nullptr); });
 }
 
 void client_connection::set_session(std::unique_ptr<session::session> s) {
@@ -231,7 +212,7 @@ void client_connection::destroy_session() {
         trace_session(false, session_->user_id, traced_address_.empty() ? peer_address() : traced_address_,
                       session_->category, {});
     session_.reset();
-    if (tracked_) tracked_->pinned.clear();  // its routing table is gone: a new session's proxies resolve afresh
+    if (pinned_) pinned_->clear();  // its routing table is gone: a new session's proxies resolve afresh
     local_.router().session_closed();
     ++local_.metrics().sessions_destroyed;
 }

@@ -290,8 +290,8 @@ void client_connection::forward_callback(protocol::byte_buffer message, const fo
 
 void client_connection::send_callback(queued_callback q) {
     if (q.how.is_twoway()) {
-        const std::int32_t id = next_callback_id();
-        tracked().callbacks.emplace(id, std::move(q.route));
+        const std::int32_t id = calls_.next_id();
+        calls_.add_callback(id, std::move(q.route));
         std::memcpy(q.message.data() + protocol::header_size, &id, sizeof id);  // little-endian host
     }
     if (q.how.compress) protocol::compress_for_peer(q.message);

@@ -27,9 +27,9 @@ void client_connection::forward_indirect(const protocol::request_view& r, const 
     const std::string where = "@" + target.adapter_id;
     if (local_.cfg().client_buffered) q.override_key = override_key(r.context, r.id, r.facet, how, where);
     if (how.is_batch()) q.batch_key = target_key(r.id, r.facet, how, where);
-    if (!how.secure && tracked_) {
-        auto it = tracked_->pinned.find(target.id);
-        if (it != tracked_->pinned.end() && it->second.target->adapter_id == target.adapter_id) {
+    if (!how.secure && pinned_) {
+        auto it = pinned_->find(target.id);
+        if (it != pinned_->end() && it->second.target->adapter_id == target.adapter_id) {
             if (auto c = it->second.connection.lock(); c && !c->closed()) {
                 q.indirect = it->second.target;
                 q.backend = std::move(c);
@@ -75,7 +75,7 @@ void client_connection::forward_resolved(queued_request q, const std::vector<pro
     if (!backend) return unresolved(q, failure);
     // A connection still being made: should it fail, the locator's answer that chose it is
     // dropped, so the next request (oneways included, which are not retried) asks again.
-    auto& pinned_by_id = tracked().pinned;
+    auto& pinned_by_id = pinned();
     auto pinned = pinned_by_id.find(q.indirect->id);
     const bool watched = pinned != pinned_by_id.end() && pinned->second.connection.lock() == backend;
     if (!backend->validated() && !watched)

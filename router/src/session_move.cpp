@@ -67,7 +67,7 @@ std::optional<net::takeover_session> client_connection::move_state() {
     if (!session_ || creating_session || stays_ || topic_state_ || queued || resolving_ > 0 || blocked_on_backend_ ||
         !at_message_boundary())
         return std::nullopt;
-    if (tracked_ && (!tracked_->callbacks.empty() || !tracked_->event_replies.empty())) return std::nullopt;
+    if (!calls_.empty()) return std::nullopt;
     net::takeover_session m;
     m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;
     m.category = session_->category;

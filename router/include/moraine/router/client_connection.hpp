@@ -10,6 +10,7 @@
 #include <moraine/net/unique_fd.hpp>
 #include <moraine/router/buffered_request.hpp>
 #include <moraine/router/forward_options.hpp>
+#include <moraine/router/outstanding_calls.hpp>
 #include <moraine/router/request_queue.hpp>
 #include <moraine/router/session_shard.hpp>
 #include <moraine/session/session.hpp>
@@ -185,8 +186,6 @@ private:
     void fail_callbacks() noexcept;
     /// Tells every twoway topic event still awaiting its reply that the connection is gone.
     void fail_event_replies() noexcept;
-    /// A request id on this connection not used by a callback awaiting its reply.
-    std::int32_t next_callback_id() noexcept;
 
     std::unique_ptr<session::session> session_;
     std::uint64_t session_serial_ = 0;
@@ -194,7 +193,7 @@ private:
     bool stays_ = false;      // keep_here(): a takeover refused it
     bool topic_state_ = false;  // note_topic_state()
     session_shard& local_;
-    std::int32_t next_callback_id_ = 1;
+    outstanding_calls calls_;  // callbacks and twoway topic events awaiting the client's reply
     bool blocked_on_backend_ = false;
     bool warned_fwd_ = false;       // an unknown `_fwd` letter was logged once
     bool warned_datagram_ = false;  // a lost datagram request was logged once
@@ -207,16 +206,11 @@ private:
         std::shared_ptr<const protocol::proxy> target;  // the indirect proxy, shared by its queued requests
         std::weak_ptr<net::backend_connection> connection;
     };
-    /// What the connection keeps about requests in flight toward the client and indirect
-    /// targets: made by the first of them (an idle session has none of its 168 bytes), then kept.
-    struct tracked_requests {
-        std::unordered_map<std::int32_t, net::callback_route> callbacks;  // our request id -> origin
-        std::unordered_map<std::int32_t, net::session_directory::reply_done> event_replies;  // twoway topic events
-        std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>
-            pinned;
-    };
-    tracked_requests& tracked();
-    std::unique_ptr<tracked_requests> tracked_;
+    using pinned_table =
+        std::unordered_map<protocol::identity, pinned_connection, protocol::identity_hash, protocol::identity_equal>;
+    /// Made by the first indirect request (a session without any holds none of its bytes), then kept.
+    pinned_table& pinned();
+    std::unique_ptr<pinned_table> pinned_;
     /// Glacier2 buffered mode's queues and their flush timing (Glacier2.Client/Server.Buffered).
     struct buffered_queues {
         buffered_queues(int request_hold_ms, int callback_hold_ms)
