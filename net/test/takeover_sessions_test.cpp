@@ -7,6 +7,7 @@
 #include <moraine/net/takeover_server.hpp>
 
 #include "open_descriptors.hpp"
+#include "takeover_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,93 +37,23 @@ net::takeover_client::session_batch_adopter one_by_one(Adopt adopt) {
     };
 }
 
-/// Both ends of a connected stream socket pair: `near` plays the moved client connection, `far` the client.
-struct connection_pair {
-    net::unique_fd near, far;
-    connection_pair() {
-        int fds[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw std::runtime_error("socketpair");
-        near.reset(fds[0]);
-        far.reset(fds[1]);
-    }
-};
-
-/// A server whose hooks offer two sessions once, then report none left after they are settled.
-struct session_fixture {
-    std::filesystem::path dir;
-    std::string path;
-    net::unique_fd listener{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-    connection_pair first, second;
-    std::mutex mutex;
-    bool offered = false;
-    std::vector<std::string> moved, kept;
-    std::atomic<std::uint32_t> open_sessions{2};
-    std::unique_ptr<net::takeover_server> server;
-
-    session_fixture() {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener.get(), 4) != 0)
-            throw std::runtime_error("bind");
-        socklen_t len = sizeof a;
-        ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len);
-        const net::listener_record record{{"Glacier2.Client", "tcp -h 127.0.0.1 -p 0", 0},
-                                          "tcp -h 127.0.0.1 -p " + std::to_string(ntohs(a.sin_port)), 0,
-                                          net::socket_kind::stream};
-        std::string tmpl = (std::filesystem::temp_directory_path() / "moraine-takeover-sessions-XXXXXX").string();
-        dir = ::mkdtemp(tmpl.data());
-        path = (dir / "takeover.sock").string();
-        net::takeover_hooks hooks{
-            [this, record] {
-                std::vector<net::inherited_socket> out;
-                out.push_back({record, net::unique_fd(::fcntl(listener.get(), F_DUPFD_CLOEXEC, 0))});
-                return out;
-            },
-            [] { return std::size_t{1}; },
-            [this] { return open_sessions.load(); },
-            [] {},
-            [this](std::size_t) {
-                std::lock_guard lock(mutex);
-                std::vector<std::pair<net::takeover_session, net::unique_fd>> out;
-                if (std::exchange(offered, true)) return out;
-                for (auto* c : {&first, &second}) {
-                    net::takeover_session s;
-                    s.category = c == &first ? "!refuse-me-aaaaaaaaa" : "\"take-me-aaaaaaaaaaa";
-                    s.user_id = c == &first ? "bob" : "alice";
-                    s.idle_ms = 5;
-                    out.emplace_back(std::move(s), net::unique_fd(::fcntl(c->near.get(), F_DUPFD_CLOEXEC, 0)));
-                }
-                return out;
-            },
-            [this](const net::takeover_session& s) {
-                std::lock_guard lock(mutex);
-                moved.push_back(s.category);
-                --open_sessions;
-            },
-            [this](net::takeover_session s, net::unique_fd fd) {
-                std::lock_guard lock(mutex);
-                EXPECT_TRUE(fd) << "a refused session comes back with its descriptor";
-                kept.push_back(s.category);
-                --open_sessions;  // stays, but counted out here so that the server stops looking
-            },
-            std::chrono::milliseconds(5000),
-        };
-        server = std::make_unique<net::takeover_server>(path, "old-router", std::move(hooks));
-        server->start();
-    }
-    ~session_fixture() {
-        server.reset();
-        std::filesystem::remove_all(dir);
-    }
-};
+/// The old side offers bob's session (refused by the tests' new side) and alice's.
+net::test::takeover_fixture session_fixture() {
+    std::vector<net::takeover_session> offer(2);
+    offer[0].category = "!refuse-me-aaaaaaaaa";
+    offer[0].user_id = "bob";
+    offer[1].category = "\"take-me-aaaaaaaaaaa";
+    offer[1].user_id = "alice";
+    for (auto& s : offer) s.idle_ms = 5;
+    return net::test::takeover_fixture(std::move(offer), "sessions");
+}
 
 }  // namespace
 
 TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes_back) {
     const int before = net::test::open_descriptors();
     {
-        session_fixture f;
+        auto f = session_fixture();
         net::takeover_client c(f.path);
         auto offer = c.request("new-router");
         ASSERT_EQ(offer.sockets.size(), 1u);
@@ -136,7 +67,7 @@ TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes
                 EXPECT_EQ(s.idle_ms, 5u);
                 if (s.user_id == "bob") return "a category already in use here";
                 // The descriptor is the same connection: what its peer writes is read here.
-                EXPECT_EQ(::write(f.second.far.get(), "Ice", 3), 3);
+                EXPECT_EQ(::write(f.far[1].get(), "Ice", 3), 3);
                 char buf[3];
                 EXPECT_EQ(::read(fd.get(), buf, 3), 3);
                 read_through_second.assign(buf, 3);

@@ -8,6 +8,7 @@
 #include <moraine/net/takeover_server.hpp>
 
 #include "open_descriptors.hpp"
+#include "takeover_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,93 +31,17 @@ namespace {
 
 std::string category_of(std::size_t i) { return "session-" + std::to_string(1000 + i); }
 
-/// A server whose hooks offer `n` sessions at once (each on its own socket pair), then none.
-struct window_fixture {
-    std::filesystem::path dir;
-    std::string path;
-    net::unique_fd listener{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-    std::vector<net::unique_fd> near, far;
-    std::mutex mutex;
-    bool offered = false;
-    std::vector<std::string> moved, kept;
-    std::atomic<std::uint32_t> open_sessions;
-    std::unique_ptr<net::takeover_server> server;
-
-    /// `too_large`: the index of a session whose message the encoder refuses (none by default).
-    explicit window_fixture(std::size_t n, std::size_t too_large = SIZE_MAX)
-        : open_sessions(static_cast<std::uint32_t>(n)) {
-        for (std::size_t i = 0; i < n; ++i) {
-            int fds[2];
-            if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw std::runtime_error("socketpair");
-            near.emplace_back(fds[0]);
-            far.emplace_back(fds[1]);
-        }
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener.get(), 4) != 0)
-            throw std::runtime_error("bind");
-        socklen_t len = sizeof a;
-        ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len);
-        const net::listener_record record{{"Glacier2.Client", "tcp -h 127.0.0.1 -p 0", 0},
-                                          "tcp -h 127.0.0.1 -p " + std::to_string(ntohs(a.sin_port)), 0,
-                                          net::socket_kind::stream};
-        std::string tmpl = (std::filesystem::temp_directory_path() / "moraine-takeover-window-XXXXXX").string();
-        dir = ::mkdtemp(tmpl.data());
-        path = (dir / "takeover.sock").string();
-        net::takeover_hooks hooks{
-            [this, record] {
-                std::vector<net::inherited_socket> out;
-                out.push_back({record, net::unique_fd(::fcntl(listener.get(), F_DUPFD_CLOEXEC, 0))});
-                return out;
-            },
-            [] { return std::size_t{1}; },
-            [this] { return open_sessions.load(); },
-            [] {},
-            [this, too_large](std::size_t) {
-                std::lock_guard lock(mutex);
-                std::vector<std::pair<net::takeover_session, net::unique_fd>> out;
-                if (std::exchange(offered, true)) return out;
-                for (std::size_t i = 0; i < near.size(); ++i) {
-                    net::takeover_session s;
-                    s.category = category_of(i);
-                    s.user_id = "user";
-                    if (i == too_large) s.pending.resize(600 * 1024);  // above the 512 KiB a message may carry
-                    out.emplace_back(std::move(s), net::unique_fd(::fcntl(near[i].get(), F_DUPFD_CLOEXEC, 0)));
-                }
-                return out;
-            },
-            [this](const net::takeover_session& s) {
-                std::lock_guard lock(mutex);
-                moved.push_back(s.category);
-                --open_sessions;
-            },
-            [this](net::takeover_session s, net::unique_fd fd) {
-                std::lock_guard lock(mutex);
-                EXPECT_TRUE(fd) << "a session that stays comes back with its descriptor";
-                kept.push_back(s.category);
-                --open_sessions;  // stays, but counted out here so that the server stops looking
-            },
-            std::chrono::milliseconds(5000),
-        };
-        server = std::make_unique<net::takeover_server>(path, "old-router", std::move(hooks));
-        server->start();
+/// The old side offers `n` sessions at once (category_of(i)); `too_large`: the index of one whose
+/// message the encoder refuses (none by default).
+net::test::takeover_fixture window_fixture(std::size_t n, std::size_t too_large = SIZE_MAX) {
+    std::vector<net::takeover_session> offer(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        offer[i].category = category_of(i);
+        offer[i].user_id = "user";
+        if (i == too_large) offer[i].pending.resize(600 * 1024);  // above the 512 KiB a message may carry
     }
-    ~window_fixture() {
-        server.reset();
-        std::filesystem::remove_all(dir);
-    }
-    /// Waits until the server has settled all `n` sessions.
-    void settled(std::size_t n) {
-        for (int i = 0; i < 400; ++i) {
-            {
-                std::lock_guard lock(mutex);
-                if (moved.size() + kept.size() >= n) return;
-            }
-            std::this_thread::sleep_for(5ms);
-        }
-    }
-};
+    return net::test::takeover_fixture(std::move(offer), "window");
+}
 
 }  // namespace
 
@@ -124,7 +49,7 @@ TEST(takeover_window, many_sessions_are_sent_ahead_and_answered_by_serial) {
     constexpr std::size_t n = 300;
     const int before = net::test::open_descriptors();
     {
-        window_fixture f(n);
+        auto f = window_fixture(n);
         net::takeover_client c(f.path);
         c.request("new-router");
         c.accept(1);
@@ -164,7 +89,7 @@ TEST(takeover_window, sessions_sent_and_not_answered_are_given_up_the_rest_stay)
     constexpr std::size_t n = 200;
     const int before = net::test::open_descriptors();
     {
-        window_fixture f(n);
+        auto f = window_fixture(n);
         {
             net::takeover_client c(f.path);
             c.request("new-router");
@@ -194,7 +119,7 @@ TEST(takeover_window, a_session_too_large_for_a_message_stays_the_others_move) {
     constexpr std::size_t n = 100;
     const int before = net::test::open_descriptors();
     {
-        window_fixture f(n, 40);
+        auto f = window_fixture(n, 40);
         net::takeover_client c(f.path);
         c.request("new-router");
         c.accept(1);

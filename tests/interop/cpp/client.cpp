@@ -10,6 +10,7 @@
 #include <Glacier2/Glacier2.h>
 #include <Ice/Ice.h>
 
+#include "bounded_properties.hpp"
 #include "callback_recorder.hpp"
 
 #include <chrono>
@@ -64,14 +65,8 @@ int main(int argc, char* argv[]) {
     }
     try {
         Ice::InitializationData init;
-        init.properties = Ice::createProperties();
+        init.properties = boundedProperties(false);  // no silent retries
         init.properties->setProperty("Ice.Default.Router", argv[1]);
-        init.properties->setProperty("Ice.Warn.Connections", "0");
-        // Bounded like the Python clients, and no silent retries.
-        init.properties->setProperty("Ice.Default.InvocationTimeout", "5000");
-        init.properties->setProperty("Ice.Override.ConnectTimeout", "3000");
-        init.properties->setProperty("Ice.Override.CloseTimeout", "3000");
-        init.properties->setProperty("Ice.RetryIntervals", "-1");
         Ice::CommunicatorHolder ich(init);
         return run(ich.communicator(), argv[2], argv[3], argv[4]);
     } catch (const std::exception& e) {

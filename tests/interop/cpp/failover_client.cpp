@@ -18,6 +18,7 @@
 #include <Glacier2/Glacier2.h>
 #include <Ice/Ice.h>
 
+#include "bounded_properties.hpp"
 #include "callback_recorder.hpp"
 
 #include <chrono>
@@ -151,11 +152,7 @@ int run(const std::shared_ptr<Ice::Communicator>& ic, const std::string& helloPr
 int main(int argc, char* argv[]) {
     try {
         Ice::InitializationData init;
-        init.properties = Ice::createProperties();
-        init.properties->setProperty("Ice.Warn.Connections", "0");
-        init.properties->setProperty("Ice.Default.InvocationTimeout", "5000");
-        init.properties->setProperty("Ice.Override.ConnectTimeout", "3000");
-        init.properties->setProperty("Ice.Override.CloseTimeout", "3000");
+        init.properties = boundedProperties(true);  // Ice's default retries kept
         // --Ice.* options on the command line win over the above and are removed from args.
         auto args = init.properties->parseIceCommandLineOptions(Ice::argsToStringSeq(argc, argv));
         if (args.size() != 5) {

@@ -22,6 +22,8 @@
 #include <Glacier2/Glacier2.h>
 #include <Ice/Ice.h>
 
+#include "bounded_properties.hpp"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -172,13 +174,7 @@ int run(const std::shared_ptr<Ice::Communicator>& ic, const std::string& helloPr
 int main(int argc, char* argv[]) {
     try {
         Ice::InitializationData init;
-        init.properties = Ice::createProperties();
-        init.properties->setProperty("Ice.Warn.Connections", "0");
-        // Bounded like the Python clients, and no silent retries.
-        init.properties->setProperty("Ice.Default.InvocationTimeout", "5000");
-        init.properties->setProperty("Ice.Override.ConnectTimeout", "3000");
-        init.properties->setProperty("Ice.Override.CloseTimeout", "3000");
-        init.properties->setProperty("Ice.RetryIntervals", "-1");
+        init.properties = boundedProperties(false);  // no silent retries
         // --Ice.* options on the command line win over the above and are removed from args.
         auto args = init.properties->parseIceCommandLineOptions(Ice::argsToStringSeq(argc, argv));
         double duration = 0;
