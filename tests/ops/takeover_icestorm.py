@@ -3,15 +3,17 @@
 or repeated.
 
   /usr/bin/python3 tests/ops/takeover_icestorm.py [--moraine-bin build/bin/moraine-router]
-      [--clients N] [--rate R] [--oneway] [--keep]
+      [--clients N] [--cpp-clients M] [--cpp-build-dir DIR] [--rate R] [--oneway] [--keep]
 
 The classic Glacier2 deployment: the real IceStorm (icebox, Ice 3.7, transient) is a back end
 behind the router, and each client subscribes its callback object to a topic through its
 session. IceStorm delivers to the router's server endpoint, which forwards to the client. All on
 loopback, with tests/interop/harness.py; no retries in the clients (Ice.RetryIntervals=-1).
 
-  1. IceStorm starts (topic `ticks`); router A (2 shards) starts; N Python clients (default 10,
-     every other one over ws) each create a session, register a Demo::Callback servant in their
+  1. IceStorm starts (topic `ticks`); router A (2 shards) starts; N Python clients (default 10)
+     and M C++ clients (tests/interop/cpp/subscriber_client.cpp, one process each; default 2 when
+     DIR, default build/interop-cpp, exists, else 0; asking for them without DIR is a failure),
+     in each language every other one over ws, each create a session, register a Demo::Callback servant in their
      category and subscribe it through the router with QoS reliability=ordered (IceStorm then
      sends each event twoway and waits for its reply before the next), or with --oneway a oneway
      proxy of it (IceStorm sends oneway events, nothing comes back);
@@ -43,7 +45,8 @@ import Glacier2  # noqa: E402  (after harness: see harness._import_glacier2)
 import Ice  # noqa: E402
 import IceStorm  # noqa: E402
 from routed_client import log_text  # noqa: E402
-from takeover_sessions import wait_log  # noqa: E402
+from takeover_sessions import cpp_setup, wait_log  # noqa: E402
+import subprocess  # noqa: E402
 
 Demo = H.Demo
 DRAIN_MS = 20000
@@ -125,6 +128,50 @@ class Publisher(threading.Thread):
         self.ic.destroy()
 
 
+class CppSubscriber:
+    """One C++ Ice 3.7 subscriber process (moraine-interop-subscriber-client): its session and
+    subscription live in the process; `stop` on its stdin asks for its summary line."""
+
+    def __init__(self, env, exe, proxy, topic_manager, index, transport, oneway):
+        self.index, self.transport = index, transport
+        self.log = open(os.path.join(env.dir, "cpp-subscriber-%d.log" % index), "w")
+        cmd = [exe, proxy, topic_manager, TOPIC, "alice", H.CRYPT_USERS["alice"]] + (["--oneway"] if oneway else [])
+        self.popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                      bufsize=1, preexec_fn=H._die_with_parent)
+        self.ready = self._line("ready", 15)
+
+    def _line(self, word, timeout):
+        """The key=value fields of the next stdout line, which must start with `word`."""
+        box = []
+        reader = threading.Thread(target=lambda: box.append(self.popen.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        line = box[0].strip() if box else ""
+        self.log.write(line + "\n")
+        if not line.startswith(word):
+            raise H.Failure("C++ subscriber %d (%s): expected `%s`, got %r" % (self.index, self.transport, word,
+                                                                                line or "nothing"))
+        return dict(f.split("=", 1) for f in line.split(" ")[1:] if "=" in f)
+
+    def stop(self):
+        """Its summary: received, first, last, missing, repeated, out_of_order (ints)."""
+        self.popen.stdin.write("stop\n")
+        self.popen.stdin.flush()
+        fields = {k: int(v) for k, v in self._line("summary", 10).items()}
+        try:
+            rc = self.popen.wait(10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        H.check(rc == 0, "C++ subscriber %d: exit status %s" % (self.index, rc))
+        return fields
+
+    def close(self):
+        if self.popen.poll() is None:
+            self.popen.kill()  # by PID: our child
+            self.popen.wait(5)
+        self.log.close()
+
+
 def start_icestorm(env):
     """The real IceStorm (icebox, transient): its TopicManager proxy."""
     tm_port, pub_port = H.free_port(), H.free_port()
@@ -164,6 +211,10 @@ def main():
     ap.add_argument("--moraine-bin", default=os.path.join(H.REPO, "build", "bin", "moraine-router"))
     ap.add_argument("--clients", type=int, default=10, help="subscribed Python clients")
     ap.add_argument("--rate", type=float, default=50.0, help="events/s published")
+    ap.add_argument("--cpp-clients", type=int, default=None,
+                    help="C++ subscribers (default: 2 if the C++ build dir exists, else 0)")
+    ap.add_argument("--cpp-build-dir", default=None,
+                    help="where tests/interop/cpp is built (default build/interop-cpp); giving it asks for C++ clients")
     ap.add_argument("--oneway", action="store_true",
                     help="subscribe oneway proxies (IceStorm sends oneway events) instead of twoway, ordered")
     ap.add_argument("--keep", action="store_true")
@@ -171,10 +222,20 @@ def main():
     env = H.Env("moraine", os.path.abspath(args.moraine_bin), keep=args.keep)
     watchdog = env.start_watchdog(120)
     subscribers = []
+    cpp = []
     publisher = None
     ok = False
     name = "takeover_icestorm (sessions subscribed to IceStorm behind the router move, no event lost or repeated)"
     try:
+        if args.cpp_clients is None and args.cpp_build_dir is None and not os.path.isdir(
+                os.path.join(H.REPO, "build", "interop-cpp")):
+            args.cpp_clients = 0
+        elif args.cpp_clients is None:
+            args.cpp_clients = 2
+        n_cpp, takeover_exe = cpp_setup(env, args)  # builds tests/interop/cpp when asked for
+        cpp_exe = os.path.join(os.path.dirname(takeover_exe), "moraine-interop-subscriber-client") if n_cpp else None
+        H.check(not n_cpp or os.access(cpp_exe, os.X_OK), "the C++ subscriber client %s was not built" % cpp_exe)
+        total = args.clients + n_cpp
         topic_manager = start_icestorm(env)
         ports = {k: H.free_port() for k in ("client", "ws", "server")}
         sock_path = os.path.join(env.dir, "takeover.sock")
@@ -196,6 +257,11 @@ def main():
         proxies = ["Glacier2/router:" + H.endpoint(ports["client"]), "Glacier2/router:" + H.endpoint(ports["ws"], "ws")]
         for i in range(args.clients):
             subscribers.append(Subscriber(env, proxies[i % 2], topic_manager, i, args.oneway))
+        transports = ["tcp", "ws"]
+        for i in range(n_cpp):
+            cpp.append(CppSubscriber(env, cpp_exe, proxies[i % 2], topic_manager, i, transports[i % 2], args.oneway))
+        H.check(all(c.ready["transport"] == c.transport for c in cpp), "C++ subscribers' router connections: %s"
+                % [c.ready for c in cpp])
         publisher.start()
         time.sleep(1.0)
         H.check(all(s.servant.snapshot() for s in subscribers), "subscribers got nothing through A: %s"
@@ -218,7 +284,7 @@ def main():
         a.log.close()
         H.check(rc == 0, "router A: exit status %s, expected 0%s" % (rc, a_log[-800:]))
         n_moved = int(moved.group(1))
-        H.check(n_moved == args.clients, "router A moved %d of %d sessions: %s" % (n_moved, args.clients, a_log[-800:]))
+        H.check(n_moved == total, "router A moved %d of %d sessions: %s" % (n_moved, total, a_log[-800:]))
         H.check(t_exit < DRAIN_MS / 2000.0, "router A exited %.1f s after B started: the sessions did not move early"
                 % t_exit)
         relayed = re.search(r"takeover: relayed (\d+) back-end request", a_log)
@@ -231,15 +297,26 @@ def main():
         last = publisher.sent
         H.check(last > sent_at_exit, "nothing was published after A exited")
         H.wait_until(lambda: all(s.servant.snapshot()[-1:] == [last] for s in subscribers), 5)
+        time.sleep(0.3)  # the C++ subscribers' last events, delivered with the Python ones
         problems = {s.index: gaps(s.servant.snapshot(), last) for s in subscribers}
         problems = {i: p for i, p in problems.items() if p}
         H.check(not problems, "subscribers' sequences: %s" % problems)
         received = sum(len(s.servant.snapshot()) for s in subscribers)
-        print("    %d subscribed sessions (%d tcp, %d ws) moved from A (2 shards) to B (3 shards) in %s ms; A exited 0 "
-              "%.2f s after B started" % (n_moved, (args.clients + 1) // 2, args.clients // 2, moved.group(3), t_exit))
-        print("    %d events published at %.0f/s (%d before A exited); %d received in all, each subscriber every one "
-              "from its first on, once and in order; events and other requests A relayed to B: %s"
-              % (last, args.rate, sent_at_exit, received, relayed.group(1)))
+        cpp_summaries = [c.stop() for c in cpp]
+        bad = [(c.index, f) for c, f in zip(cpp, cpp_summaries)
+               if f.get("last") != last or f.get("first", last + 1) > sent_at_exit or f.get("missing")
+               or f.get("repeated") or f.get("out_of_order")]
+        H.check(not bad, "C++ subscribers' sequences (published up to %d): %s" % (last, bad))
+        cpp_received = sum(f["received"] for f in cpp_summaries)
+        print("    %d subscribed sessions (%d Python, %d C++; %d tcp, %d ws) moved from A (2 shards) to B (3 shards) "
+              "in %s ms; A exited 0 %.2f s after B started"
+              % (n_moved, args.clients, n_cpp, (args.clients + 1) // 2 + (n_cpp + 1) // 2,
+                 args.clients // 2 + n_cpp // 2, moved.group(3), t_exit))
+        print("    %d events published at %.0f/s (%d before A exited); received %d by the Python and %d by the C++ "
+              "subscribers, each subscriber every one from its first on, once and in order (%s); events and other "
+              "requests A relayed to B: %s"
+              % (last, args.rate, sent_at_exit, received, cpp_received, "oneway" if args.oneway else "ordered",
+                 relayed.group(1)))
         ok = True
     except (H.Failure, OSError, Ice.Exception) as e:
         print("FAIL %s: %s" % (name, e))
@@ -250,6 +327,8 @@ def main():
             publisher.close()
         for s in subscribers:
             s.close()
+        for c in cpp:
+            c.close()
         watchdog.cancel()
     return env.finish(name, ok)  # B must exit 0 on SIGTERM
 
