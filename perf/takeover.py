@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """takeover.py: a live upgrade (`moraine-router --takeover`, docs/takeover.md) under load.
 
-  /usr/bin/python3 perf/takeover.py [--load clock|idle] [--sessions 8000] [--rpc-sessions 1000]
+  /usr/bin/python3 perf/takeover.py [--load clock|idle] [--topics embedded|icestorm] [--sessions 8000] [--rpc-sessions 1000]
         [--rpc-rate 10] [--drain-ms 15000] [--settle 5] [--after 5] [--runs 1]
         [--bin-dir build/bin] [--router BIN] [--rpc-build build/perf-rpc] [--json FILE]
 
@@ -27,7 +27,13 @@ embedded topic service in memory; plus Moraine.Takeover.Socket and Moraine.Takeo
   5. the load runs --after s more once A has exited; then, in idle mode, every raw session sends
      getCategoryForClient and must get its answer (through B): those closed or unanswered are lost.
 
-KNOWN LIMITATION (docs/takeover.md): a session with a topic subscription does not move. In clock
+--topics icestorm: the topics are served by the real IceStorm (icebox, transient, on the same
+TopicManager and Publish ports) behind the router instead of the embedded topic service, as in
+a classic Glacier2 deployment: clock-subscriber's sessions subscribe to it through the router,
+clock-publisher publishes to it directly, and IceStorm delivers through the router's server
+endpoint. Those sessions move like any other, and A relays the ticks IceStorm still sends it.
+
+KNOWN LIMITATION (docs/takeover.md): a session subscribed to the embedded topic service does not move. In clock
 mode the N subscriber sessions therefore stay in A and are closed at A's drain deadline (reported
 as "stayed" and "dropped"): without --reconnect clock-subscriber does not come back, so their ticks
 stop. Only the RPC sessions move. The idle mode measures the time to move N sessions (the goal of
@@ -252,25 +258,44 @@ def status_rows(proc, t0=None, t1=None):
     return rows
 
 
+def move_topics_to_icebox(cfg, logdir):
+    """--topics icestorm: the IceStorm.* lines of the router's property file go to a file of their own
+    for the real IceStorm (icebox), so the router has no embedded topic service. @return that file."""
+    with open(cfg) as f:
+        lines = f.readlines()
+    path = os.path.join(logdir, "icestorm.cfg")
+    with open(path, "w") as f:
+        f.write("IceStorm.InstanceName=IceStorm\n")
+        f.writelines(line for line in lines if line.startswith("IceStorm."))
+    with open(cfg, "w") as f:
+        f.writelines(line for line in lines if not line.startswith("IceStorm."))
+    return path
+
+
 def one_run(a, bins, rpc_bins, outdir, run):
     logdir = os.path.join(outdir, "run%d" % run)
     os.makedirs(logdir)
     cfg, client, tm = write_router_config(logdir, 600)
-    pub_port = None
-    with open(cfg) as f:
-        for line in f:
-            if line.startswith("IceStorm.Publish.Endpoints"):
-                pub_port = int(line.split("-p")[1])
+    if a.topics == "icestorm":
+        icestorm_cfg = move_topics_to_icebox(cfg, logdir)
     sock = os.path.join(logdir, "takeover.sock")
     with open(cfg, "a") as f:
         f.write("Moraine.Takeover.Socket=%s\nMoraine.Takeover.DrainTimeout=%d\n" % (sock, a.drain_ms))
-    res = dict(run=run, load=a.load, sessions=a.sessions, rpc_sessions=a.rpc_sessions, rpc_rate=a.rpc_rate,
+    res = dict(run=run, load=a.load, topics=a.topics, sessions=a.sessions, rpc_sessions=a.rpc_sessions, rpc_rate=a.rpc_rate,
                drain_ms=a.drain_ms, logs=logdir)
     procs, raw, prober = {}, None, None
     try:
+        if a.topics == "icestorm":
+            box_cfg = os.path.join(logdir, "icebox.cfg")
+            with open(box_cfg, "w") as f:
+                f.write("IceBox.Service.IceStorm=IceStormService,37:createIceStorm --Ice.Config=%s\n" % icestorm_cfg)
+                f.write("Ice.Warn.Connections=0\n")
+            procs["icebox"] = Proc("icebox", ["/usr/bin/icebox", "--Ice.Config=" + box_cfg], logdir)
+            wait_listening(tm, procs["icebox"].popen)
         procs["A"] = Proc("router-A", [bins["moraine-router"], "--ice-config", cfg], logdir)
         wait_listening(client, procs["A"].popen)
-        wait_listening(tm, procs["A"].popen)
+        if a.topics == "embedded":
+            wait_listening(tm, procs["A"].popen)
         procs["backend"] = Proc("rpc-backend", [rpc_bins["rpc-backend"], "--Ice.Warn.Connections=0",
                                                 "--Bench.Endpoints=tcp -h %s -p 0" % HOST], logdir, read_stdout=True)
         target = wait_for("rpc-backend's endpoint", lambda: next(
@@ -382,7 +407,7 @@ def one_run(a, bins, rpc_bins, outdir, run):
     finally:
         if prober:
             prober.halt.set()
-        for name in ("rpc", "publisher", "subscriber", "A", "B", "backend"):
+        for name in ("rpc", "publisher", "subscriber", "A", "B", "backend", "icebox"):
             if name in procs:
                 procs[name].stop()
         if raw:
@@ -412,6 +437,9 @@ def main():
     ap.add_argument("--load", choices=["clock", "idle"], default="clock",
                     help="clock: clock-subscriber sessions (subscribed: they stay in A); "
                          "idle: raw sessions, no subscription")
+    ap.add_argument("--topics", choices=["embedded", "icestorm"], default="embedded",
+                    help="embedded: the router's own topic service; icestorm: the real IceStorm (icebox, "
+                         "transient) behind the router, as in a classic Glacier2 deployment")
     ap.add_argument("--sessions", type=int, default=8000, help="clock or idle sessions")
     ap.add_argument("--rpc-sessions", type=int, default=1000)
     ap.add_argument("--rpc-rate", type=int, default=10, help="calls/s per RPC session")
@@ -439,8 +467,8 @@ def main():
                        stdout=subprocess.DEVNULL)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     outdir = tempfile.mkdtemp(prefix="takeover-%s-" % stamp)
-    print("perf/takeover.py: --load %s, %d sessions, %d RPC sessions x %d calls/s, A's drain deadline %d ms; logs in %s"
-          % (a.load, a.sessions, a.rpc_sessions, a.rpc_rate, a.drain_ms, outdir), flush=True)
+    print("perf/takeover.py: --load %s --topics %s, %d sessions, %d RPC sessions x %d calls/s, A's drain deadline %d ms;"
+          " logs in %s" % (a.load, a.topics, a.sessions, a.rpc_sessions, a.rpc_rate, a.drain_ms, outdir), flush=True)
     results = []
     for run in range(1, a.runs + 1):
         r = one_run(a, bins, rpc_bins, outdir, run)
@@ -456,7 +484,7 @@ def main():
             vals = [r[k] for r in ok if r.get(k) is not None]
             if vals:
                 print("%-12s %10s %10s %10s" % (label, fmt(min(vals)), fmt(statistics.median(vals)), fmt(max(vals))))
-    if a.load == "clock":
+    if a.load == "clock" and a.topics == "embedded":
         print("\nclock load: subscribed sessions do not move (docs/takeover.md): they stay in A ('stayed') and are "
               "closed at its drain deadline ('dropped', their ticks stop); only the RPC sessions move.")
     path = a.json or os.path.join(HERE, "out", "takeover-%s.json" % stamp)
