@@ -4,6 +4,7 @@
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
 #include <moraine/app/listener_manifest.hpp>
+#include <moraine/icestorm_bridge/catalog_image.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/adapter_registration.hpp>
 #include <moraine/net/admin_object.hpp>
@@ -292,8 +293,41 @@ void confirm_takeover(net::takeover_client& channel, std::size_t adopted) {
 
 /// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
 /// logged after a takeover (the sockets are ours then: exiting would drop them).
+/// How long a takeover waits for the topic service's deliveries in flight to end before its
+/// catalog moves; past it, the topic service stays with the old router.
+constexpr std::chrono::milliseconds topics_settle{2000};
+
+/// The takeover hooks that move the embedded topic service (docs/takeover.md "The topic service moves").
+void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier2, icestorm_bridge::topic_service& topics) {
+    hooks.hold_topics = [&glacier2, &topics]() -> std::optional<std::vector<std::vector<std::byte>>> {
+        if (topics.store()) {
+            spdlog::info("takeover: the topic service keeps a database; it stays here with its subscribed sessions");
+            return std::nullopt;
+        }
+        if (const auto tls = glacier2.subscribed_sessions(true); tls > 0) {
+            spdlog::warn("takeover: {} subscribed session(s) over TLS cannot move; the topic service stays here with "
+                         "its subscribed sessions",
+                         tls);
+            return std::nullopt;
+        }
+        auto parts = topics.hold_for_takeover(topics_settle, net::takeover_topics_part_max);
+        if (!parts)
+            spdlog::warn("takeover: the topic service's deliveries did not end within {} ms; it stays here with its "
+                         "subscribed sessions",
+                         topics_settle.count());
+        return parts;
+    };
+    hooks.topics_gone = [&glacier2, &topics](bool gone) {
+        glacier2.topics_leave(gone);
+        if (!gone) topics.hold_intake(false);
+    };
+    hooks.subscribed_sessions = [&glacier2] { return glacier2.subscribed_sessions(); };
+    hooks.take_topic_connections = [&topics](bool last, std::size_t& left) { return topics.take_connections(last, left); };
+}
+
 std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg, net::shard_set& shards,
-                                                      router::session_router& glacier2, bool fatal) {
+                                                      router::session_router& glacier2,
+                                                      icestorm_bridge::topic_service* topics, bool fatal) {
     if (cfg.runtime.takeover.socket.empty()) return nullptr;
     net::takeover_hooks hooks{
         [&shards] { return shards.share_listeners(); },
@@ -313,7 +347,9 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
             }
         },
         std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms),
+        {}, {}, {}, {},  // the topic service's hooks: move_topics_too
     };
+    if (topics) move_topics_too(hooks, glacier2, *topics);
     try {
         auto server = std::make_unique<net::takeover_server>(cfg.runtime.takeover.socket, version, std::move(hooks));
         server->start();
@@ -330,8 +366,10 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
     channel fails, or this router stops (the destructor cancels and joins). */
 class session_intake {
 public:
-    session_intake(net::takeover_client channel, router::session_router& glacier2, std::chrono::milliseconds idle_limit)
-        : channel_(std::move(channel)) {
+    /// `topics` (may be null) holds its intake until the old router's topic service has moved or stays.
+    session_intake(net::takeover_client channel, router::session_router& glacier2, icestorm_bridge::topic_service* topics,
+                   std::chrono::milliseconds idle_limit)
+        : channel_(std::move(channel)), topics_(topics) {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe: cannot wait for moved sessions");
         cancel_read_.reset(fds[0]);
@@ -361,17 +399,49 @@ private:
             return why;
         };
         try {
-            const auto got = channel_.receive_session_batches(adopt, cancel_read_.get(), idle_limit, adopt_batch);
+            const auto got =
+                channel_.receive_session_batches(adopt, cancel_read_.get(), idle_limit, adopt_batch, topic_receiver());
             spdlog::info("takeover: adopted {} session(s) ({} bytes of session state) from the old router in {} ms; "
                          "{} refused; {} stay with it",
                          got.adopted, got.bytes, got.took.count(), got.refused, got.stayed);
         } catch (const std::exception& e) {
             spdlog::warn("takeover: no more sessions from the old router: {}", e.what());
         }
+        if (topics_) topics_->hold_intake(false);  // whatever became of the old router's topic service
+    }
+
+    /// The old router's topic catalog and connections go to this router's topic service.
+    net::takeover_client::topic_receiver topic_receiver() {
+        if (!topics_) return {};
+        auto& topics = *topics_;
+        return {
+            [&topics](std::vector<std::byte> image) {
+                try {
+                    auto moved = icestorm_bridge::decode_catalog_image(image);
+                    const auto offered = moved.subscribers.size();
+                    const auto topic_count = moved.topics.size();
+                    const auto added = topics.install(std::move(moved));
+                    spdlog::info("takeover: took over the topic catalog ({} bytes): {} topic(s), {} of {} subscriber(s)",
+                                 image.size(), topic_count, added, offered);
+                } catch (const std::exception& e) {
+                    spdlog::error("takeover: the old router's topic catalog is refused: {}", e.what());
+                }
+            },
+            [&topics](const net::takeover_topic_connection& m, net::unique_fd fd) {
+                if (const auto why = topics.adopt_connection(m, std::move(fd)); !why.empty())
+                    spdlog::warn("takeover: a topic connection is refused ({}); its peer reconnects", why);
+            },
+            [&topics](bool moved) {
+                spdlog::info("takeover: {}", moved ? "the topic service moved here; its publishers are read again"
+                                                   : "the old router keeps its topic service");
+                topics.hold_intake(false);
+            },
+        };
     }
 
     static constexpr std::size_t adopt_batch = 64;  // sessions adopted at once, at most
     net::takeover_client channel_;
+    icestorm_bridge::topic_service* topics_;
     net::unique_fd cancel_read_, cancel_write_;
     std::thread thread_;
 };
@@ -460,7 +530,9 @@ int main(int argc, char** argv) {
         if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
         if (const auto left = shards->inherited_left(); !left.empty())
             throw std::runtime_error("no service took over " + net::describe(left.front().id));
-        if (!taking_over) takeovers = serve_takeovers(cfg, *shards, *glacier2, true);
+        if (!taking_over) takeovers = serve_takeovers(cfg, *shards, *glacier2, topics.get(), true);
+        // Until the old router says whether its topic service comes: no publish is read here before its catalog.
+        if (taking_over && topics) topics->hold_intake(true);
         shards->start();
         client_adapter = register_client_adapter(*shards, cfg, *glacier2);
     } catch (const std::exception& e) {
@@ -475,13 +547,14 @@ int main(int argc, char** argv) {
         try {
             // The old router offers sessions for at most its drain deadline (the same key here).
             intake = std::make_unique<session_intake>(
-                std::move(*channel), *glacier2,
+                std::move(*channel), *glacier2, topics.get(),
                 std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms) + std::chrono::seconds(10));
         } catch (const std::exception& e) {
             spdlog::warn("takeover: sessions are not taken over ({}); the old router drains them", e.what());
+            if (topics) topics->hold_intake(false);
         }
         channel.reset();
-        takeovers = serve_takeovers(cfg, *shards, *glacier2, false);  // the path is free now
+        takeovers = serve_takeovers(cfg, *shards, *glacier2, topics.get(), false);  // the path is free now
     }
     print_adapters_ready(cfg, topics != nullptr);
     print_services_ready(cfg, topics != nullptr);

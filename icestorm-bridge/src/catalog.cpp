@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 
 namespace moraine::icestorm_bridge {
@@ -201,6 +202,37 @@ void catalog::restore(stored_catalog stored) {
         if (t.links.empty()) continue;
         for (unsigned i = 0; i < shards; ++i) svc_.local(i).set_links(name, t.links);
     }
+}
+
+void catalog::export_to(stored_catalog& out) const {
+    for (const auto& [name, t] : topics_) {
+        out.topics.push_back(name);
+        for (const auto& l : t.links) out.links.push_back({name, l});
+    }
+}
+
+std::map<std::string, std::vector<link_info>> catalog::adopt(const std::vector<std::string>& topics,
+                                                             const std::vector<stored_link>& links,
+                                                             const std::vector<placement>& placed, std::vector<char>& added) {
+    for (const auto& name : topics) topics_[name];
+    added.assign(placed.size(), 0);
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+        const auto& p = placed[i];
+        auto it = topics_.find(p.topic);
+        if (it == topics_.end()) continue;
+        added[i] = it->second.subscribers.emplace(p.key, subscription{p.id, p.shard}).second ? 1 : 0;
+    }
+    for (const auto& l : links) {
+        auto it = topics_.find(l.topic);
+        if (it == topics_.end()) continue;
+        auto& have = it->second.links;
+        if (std::none_of(have.begin(), have.end(), [&](const link_info& x) { return x.name == l.link.name; }))
+            have.push_back(l.link);
+    }
+    std::map<std::string, std::vector<link_info>> all;
+    for (const auto& [name, t] : topics_)
+        if (!t.links.empty()) all[name] = t.links;
+    return all;
 }
 
 void catalog::topic_op(call& k, const std::string& name) {

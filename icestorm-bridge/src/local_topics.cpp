@@ -2,6 +2,8 @@
 
 #include <moraine/icestorm_bridge/catalog.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
+#include <moraine/protocol/input_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/datagram_pool.hpp>
 #include <moraine/net/locator_resolver.hpp>
@@ -59,6 +61,32 @@ void local_topics::remove(const std::string& topic, const std::string& key) {
     if (it == subscribers_.end()) return;
     std::erase_if(it->second, [&](const sub_ptr& s) { return s->key == key; });
     if (it->second.empty()) subscribers_.erase(it);
+}
+
+std::size_t local_topics::deliveries_in_flight() const noexcept {
+    std::size_t n = 0;
+    for (const auto& [topic, subs] : subscribers_)
+        for (const auto& s : subs) n += s->delivery.queued() + s->delivery.outstanding();
+    return n;
+}
+
+void local_topics::export_subscribers(std::vector<stored_subscriber>& out) const {
+    for (const auto& [topic, subs] : subscribers_) {
+        for (const auto& s : subs) {
+            stored_subscriber st{topic, {}, qos_entries(s->qos), s->session_local};
+            if (s->proxy) {
+                st.proxy = *s->proxy;
+            } else {
+                // A session-local subscriber keeps only its encoded identity and facet.
+                protocol::input_stream in(protocol::byte_view(s->target.data(), s->target.size()));
+                in.read_identity();  // s->id
+                st.proxy.id = s->id;
+                st.proxy.facet = std::string(in.read_facet());
+                st.proxy.mode = static_cast<std::uint8_t>(s->twoway ? protocol::proxy_mode::twoway : protocol::proxy_mode::oneway);
+            }
+            out.push_back(std::move(st));
+        }
+    }
 }
 
 std::size_t local_topics::subscriber_count() const noexcept {

@@ -1,6 +1,7 @@
 #include <moraine/icestorm_bridge/qos.hpp>
 
 #include <charconv>
+#include <string>
 
 namespace moraine::icestorm_bridge {
 
@@ -36,6 +37,14 @@ std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string
         }
     }
     return q;
+}
+
+std::vector<std::pair<std::string, std::string>> qos_entries(const qos& q) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (q.ordered) out.emplace_back("reliability", "ordered");
+    if (q.retry_count != 0) out.emplace_back("retryCount", std::to_string(q.retry_count));
+    if (!q.connection_cached) out.emplace_back("connectionCached", "0");
+    return out;
 }
 
 }  // namespace moraine::icestorm_bridge

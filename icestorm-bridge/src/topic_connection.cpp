@@ -1,9 +1,13 @@
 #include <moraine/icestorm_bridge/topic_connection.hpp>
 
 #include <moraine/icestorm_bridge/topic_service.hpp>
+#include <moraine/net/shard.hpp>
 #include <moraine/protocol/request.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdint>
 
 namespace moraine::icestorm_bridge {
 
@@ -13,7 +17,30 @@ topic_connection::topic_connection(net::shard& home, net::transport socket, topi
 
 topic_connection::~topic_connection() = default;
 
-void topic_connection::start() { start_accepted(); }
+void topic_connection::start() {
+    svc_.local(home().index()).attach(this);
+    start_accepted();
+}
+
+bool topic_connection::adopt(protocol::byte_view pending, std::chrono::milliseconds idle) {
+    svc_.local(home().index()).attach(this);
+    return start_adopted(pending, idle);
+}
+
+std::optional<std::pair<net::takeover_topic_connection, net::unique_fd>> topic_connection::hand_over() {
+    if (!movable_with_partial()) return std::nullopt;
+    net::takeover_topic_connection m;
+    m.publish_side = publish_side_;
+    m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;
+    m.idle_ms = static_cast<std::uint32_t>(std::min<std::int64_t>(idle_for().count(), UINT32_MAX));
+    const auto partial = partial_message();
+    m.pending.assign(partial.begin(), partial.end());
+    auto fd = release_for_move("handed over to a new process (takeover)");
+    if (!fd) return std::nullopt;
+    return std::make_pair(std::move(m), std::move(fd));
+}
+
+bool topic_connection::reads_paused() const noexcept { return svc_.intake_held() || ice_connection::reads_paused(); }
 
 bool topic_connection::on_frame(const protocol::frame_view& frame) {
     using protocol::message_type;
@@ -34,6 +61,9 @@ bool topic_connection::on_frame(const protocol::frame_view& frame) {
     return true;
 }
 
-void topic_connection::on_closed(std::string_view why) { spdlog::debug("topic connection closed: {}", why); }
+void topic_connection::on_closed(std::string_view why) {
+    svc_.local(home().index()).detach(this);
+    spdlog::debug("topic connection closed: {}", why);
+}
 
 }  // namespace moraine::icestorm_bridge

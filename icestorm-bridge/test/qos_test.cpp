@@ -31,3 +31,15 @@ TEST(qos, bad_values_give_the_reason) {
     ASSERT_TRUE(std::holds_alternative<qos>(lenient));
     EXPECT_EQ(std::get<qos>(lenient).retry_count, 0);
 }
+
+TEST(qos, entries_read_back_as_the_same_qos) {
+    using moraine::icestorm_bridge::qos_entries;
+    EXPECT_TRUE(qos_entries(qos{}).empty());  // the defaults need no entry
+    for (const qos& q : {qos{true, 3, true}, qos{false, -1, false}, qos{true, 0, false}}) {
+        const auto back = parse_qos(qos_entries(q), true);
+        ASSERT_TRUE(std::holds_alternative<qos>(back));
+        EXPECT_EQ(std::get<qos>(back).ordered, q.ordered);
+        EXPECT_EQ(std::get<qos>(back).retry_count, q.retry_count);
+        EXPECT_EQ(std::get<qos>(back).connection_cached, q.connection_cached);
+    }
+}

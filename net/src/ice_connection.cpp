@@ -211,14 +211,16 @@ void ice_connection::start_accepted() {
     start_loops();
 }
 
-bool ice_connection::at_message_boundary() const noexcept {
+bool ice_connection::at_message_boundary() const noexcept { return in_.buffered() == 0 && movable_with_partial(); }
+
+bool ice_connection::movable_with_partial() const noexcept {
     // WebSocket without TLS: upgraded, between two frames, no wire bytes waiting; a fresh decoder
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
         !layers_ || (!transport_.secure() && layers_->ws && !layers_->upgrade && layers_->ws->at_message_boundary() &&
                      layers_->pending.empty() && layers_->writing.empty() && layers_->early.empty());
-    return loops_started_ && layers_movable && !closed_ && !closing_ && in_.buffered() == 0 && out_.empty() &&
-           !write_in_flight_ && !flush_marked_ && awaiting_backend_ == 0;
+    return loops_started_ && layers_movable && !closed_ && !closing_ && out_.empty() && !write_in_flight_ &&
+           !flush_marked_ && awaiting_backend_ == 0;
 }
 
 std::chrono::milliseconds ice_connection::idle_for() const noexcept {
@@ -388,6 +390,9 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
         close(close_reason::io_error, wait_error.message());
         return;
     }
+    // Paused while this wait was pending (a takeover holding the topic service): nothing more is
+    // read, so the pause takes effect at once rather than one read later.
+    if (reads_paused()) return arm_read();
     // Nothing is awaited between this read and the end of dispatch: the shared scratch is ours.
     auto& scratch = home_.scratch();
     boost::system::error_code ec;

@@ -85,9 +85,37 @@ takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::mi
 
 takeover_client::sessions_received takeover_client::receive_session_batches(const session_batch_adopter& adopt, int cancel,
                                                                              std::chrono::milliseconds idle_limit,
-                                                                             std::size_t max_batch) {
+                                                                             std::size_t max_batch,
+                                                                             const topic_receiver& topics) {
     const auto start = std::chrono::steady_clock::now();
     sessions_received got;
+    std::vector<std::byte> image;  // the topic catalog's parts so far
+    // A topic service message: handled at once, in channel order. @return false for any other.
+    const auto topic_message = [&](takeover_message& m, std::vector<unique_fd>& fds) {
+        if (auto* part = std::get_if<takeover_topics>(&m)) {
+            if (!fds.empty()) throw channel_error("descriptors attached to a topics message");
+            if (image.size() + part->part.size() > catalog_image_max) throw channel_error("a topic catalog larger than allowed");
+            image.insert(image.end(), part->part.begin(), part->part.end());
+            if (part->last) {
+                got.catalog_bytes += image.size();
+                if (topics.install) topics.install(std::move(image));
+                image.clear();
+            }
+            return true;
+        }
+        if (auto* c = std::get_if<takeover_topic_connection>(&m)) {
+            if (fds.size() != 1)
+                throw channel_error("a topic connection message with " + std::to_string(fds.size()) + " descriptors, not 1");
+            ++got.topic_connections;
+            if (topics.adopt) topics.adopt(*c, std::move(fds.front()));
+            return true;
+        }
+        if (auto* d = std::get_if<takeover_topics_done>(&m)) {
+            if (topics.done) topics.done(d->moved);
+            return true;
+        }
+        return false;
+    };
     for (;;) {
         std::vector<std::pair<takeover_session, unique_fd>> batch;
         std::vector<std::size_t> sizes;
@@ -96,6 +124,7 @@ takeover_client::sessions_received takeover_client::receive_session_batches(cons
         const auto read_one = [&](std::chrono::milliseconds limit) {
             auto p = receive_packet(sock_.get(), takeover_message_max, 1, limit, cancel);
             auto m = decode_takeover(p.bytes);
+            if (topic_message(m, p.fds)) return;
             if (const auto* d = std::get_if<takeover_sessions_done>(&m)) {
                 done = true;
                 got.done = true;

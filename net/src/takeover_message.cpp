@@ -12,11 +12,13 @@ constexpr std::uint32_t sockets_max = 65536;   // endpoints x shards, with room 
 constexpr std::size_t blob_max = 65536;        // an encoded proxy (a routing table entry, a session proxy)
 constexpr std::uint32_t list_max = 65536;      // routes, filter entries, context entries
 constexpr std::size_t pending_max = takeover_message_max / 2;  // a partial Ice message carried along
+constexpr std::size_t topics_part_max = takeover_topics_part_max;
 
 // The message types on the wire; fixed forever (docs/takeover.md).
 enum class wire_type : std::uint8_t {
     hello = 1, listeners = 2, descriptors = 3, accept = 4, refuse = 5, released = 6,
     session = 7, session_taken = 8, session_refused = 9, sessions_done = 10,
+    topics = 11, topic_connection = 12, topics_done = 13,
 };
 
 /// Appends little-endian integers and length-prefixed strings.
@@ -100,6 +102,11 @@ public:
         std::vector<std::byte> b(in_.begin() + static_cast<std::ptrdiff_t>(pos_), in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
         pos_ += n;
         return b;
+    }
+    bool boolean(const char* what) {
+        const auto v = u8();
+        if (v > 1) throw channel_error(std::string(what) + ": " + std::to_string(v) + " is no boolean");
+        return v == 1;
     }
     std::uint32_t count(const char* what) {
         const std::uint32_t n = u32();
@@ -200,15 +207,36 @@ struct encoder {
         w.u32(m.moved);
         w.u32(m.stayed);
     }
+    void operator()(const takeover_topics& m) {
+        w.header(wire_type::topics);
+        w.u8(m.last ? 1 : 0);
+        w.blob(m.part, topics_part_max, "topic catalog part");
+    }
+    void operator()(const takeover_topic_connection& m) {
+        w.header(wire_type::topic_connection);
+        w.u8(m.publish_side ? 1 : 0);
+        w.u8(static_cast<std::uint8_t>(m.transport));
+        w.u32(m.idle_ms);
+        w.blob(m.pending, pending_max, "pending bytes");
+    }
+    void operator()(const takeover_topics_done& m) {
+        w.header(wire_type::topics_done);
+        w.u8(m.moved ? 1 : 0);
+        w.u32(m.connections);
+    }
 };
+
+session_transport read_transport(reader& r) {
+    const auto transport = r.u8();
+    if (transport > static_cast<std::uint8_t>(session_transport::ws))
+        throw channel_error("session transport " + std::to_string(transport) + " unknown");
+    return static_cast<session_transport>(transport);
+}
 
 takeover_session read_session(reader& r) {
     takeover_session m;
     m.serial = r.u32();
-    const auto transport = r.u8();
-    if (transport > static_cast<std::uint8_t>(session_transport::ws))
-        throw channel_error("session transport " + std::to_string(transport) + " unknown");
-    m.transport = static_cast<session_transport>(transport);
+    m.transport = read_transport(r);
     m.category = r.str("category");
     m.user_id = r.str("user id");
     m.control_name = r.str("SessionControl name");
@@ -288,6 +316,26 @@ takeover_message read_body(reader& r, wire_type type) {
         m.stayed = r.u32();
         return m;
     }
+    case wire_type::topics: {
+        takeover_topics m;
+        m.last = r.boolean("last part");
+        m.part = r.blob(topics_part_max, "topic catalog part");
+        return m;
+    }
+    case wire_type::topic_connection: {
+        takeover_topic_connection m;
+        m.publish_side = r.boolean("publish side");
+        m.transport = read_transport(r);
+        m.idle_ms = r.u32();
+        m.pending = r.blob(pending_max, "pending bytes");
+        return m;
+    }
+    case wire_type::topics_done: {
+        takeover_topics_done m;
+        m.moved = r.boolean("moved");
+        m.connections = r.u32();
+        return m;
+    }
     }
     throw channel_error("message type " + std::to_string(static_cast<int>(type)) + " unknown");
 }
@@ -316,7 +364,8 @@ takeover_message decode_takeover(std::span<const std::byte> bytes) {
 
 const char* takeover_name(const takeover_message& m) noexcept {
     constexpr const char* names[] = {"hello",   "listeners",     "descriptors",     "accept",       "refuse",
-                                     "released", "session", "session_taken", "session_refused", "sessions_done"};
+                                     "released", "session", "session_taken", "session_refused", "sessions_done",
+                                     "topics",  "topic_connection", "topics_done"};
     return names[m.index()];
 }
 

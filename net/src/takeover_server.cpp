@@ -23,6 +23,11 @@ constexpr std::chrono::milliseconds movable_poll{10};       // between looks for
 constexpr std::size_t sessions_per_round = 256;              // taken off each shard at once
 constexpr std::size_t sessions_in_flight = 64;               // sent and not answered yet, at most
 constexpr int send_timeout_s = 5;
+// How long the subscribed sessions get to follow the topic catalog before the topic service's
+// connections go anyway (the publishers' intake is held meanwhile), and how long those
+// connections get to reach a message boundary.
+constexpr std::chrono::seconds subscribed_sessions_wait{2};
+constexpr std::chrono::seconds topic_connections_wait{1};
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -212,11 +217,16 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
     offers o;
     const auto start = clock::now();
     o.last_move = start;
+    auto topics = send_topics(conn, pid, o.channel_ok);
     while (hooks_.take_movable && o.channel_ok && clock::now() - start < hooks_.move_for) {
         auto batch = hooks_.take_movable(sessions_per_round);
         if (batch.empty()) {
             // The sessions in flight still count as open: their answers come first.
             await_all(conn, o);
+            // The topic service's connections follow its subscribed sessions (or a bounded wait for them).
+            if (topics.pending && o.channel_ok &&
+                (hooks_.subscribed_sessions() == 0 || clock::now() - topics.since >= subscribed_sessions_wait))
+                move_topic_connections(conn, pid, topics, o.channel_ok);
             if (!o.channel_ok || hooks_.sessions() == 0) break;
             pollfd wake{wake_read_.get(), POLLIN, 0};
             if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) break;  // stop()
@@ -232,6 +242,13 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
         }
     }
     await_all(conn, o);
+    if (topics.pending && o.channel_ok) move_topic_connections(conn, pid, topics, o.channel_ok);
+    if (topics.pending) {
+        // The channel failed after the catalog went: the new process may or may not hold it, and
+        // the publishers are still here. They are served here again.
+        spdlog::error("takeover: the topic service's connections could not move; it serves on here");
+        hooks_.topics_gone(false);
+    }
     const auto stayed = hooks_.sessions();
     if (o.channel_ok) {
         try {
@@ -243,6 +260,73 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(o.last_move - start).count();
     spdlog::info("takeover: moved {} session(s) ({} bytes of session state) to pid {} in {} ms; {} session(s) stay here",
                  o.moved, o.bytes, pid, o.moved ? ms : 0, stayed);
+}
+
+takeover_server::topic_move takeover_server::send_topics(int conn, std::uint32_t pid, bool& channel_ok) {
+    topic_move t;
+    std::optional<std::vector<std::vector<std::byte>>> parts;
+    if (hooks_.hold_topics) parts = hooks_.hold_topics();
+    try {
+        if (!parts) {
+            // No topic service, or it stays: the new process's own topic service runs on its own.
+            send_message(conn, takeover_topics_done{false, 0});
+            return t;
+        }
+        for (std::size_t i = 0; i < parts->size(); ++i) {
+            send_message(conn, takeover_topics{(*parts)[i], i + 1 == parts->size()});
+            t.catalog_bytes += (*parts)[i].size();
+        }
+    } catch (const std::exception& e) {
+        spdlog::error("takeover: cannot send the topic catalog to pid {}: {}; the topic service serves on here", pid,
+                      e.what());
+        channel_ok = false;
+        if (parts) hooks_.topics_gone(false);
+        return t;
+    }
+    hooks_.topics_gone(true);
+    t.pending = true;
+    t.since = std::chrono::steady_clock::now();
+    return t;
+}
+
+void takeover_server::move_topic_connections(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok) {
+    using clock = std::chrono::steady_clock;
+    t.pending = false;
+    const auto until = clock::now() + topic_connections_wait;
+    std::uint32_t sent = 0;
+    for (;;) {
+        const bool last = clock::now() >= until;
+        std::size_t left = 0;
+        auto batch = hooks_.take_topic_connections(last, left);
+        for (auto& [m, fd] : batch) {
+            if (!channel_ok) continue;  // dropped: its peer sees the connection close and reconnects
+            try {
+                const int attached = fd.get();
+                send_packet(conn, encode_takeover(m), std::span<const int>(&attached, 1));
+                ++sent;
+            } catch (const std::exception& e) {
+                spdlog::error("takeover: cannot send a topic connection to pid {}: {}; its peer reconnects", pid, e.what());
+                channel_ok = false;
+            }
+        }
+        if (last || left == 0) break;
+        pollfd wake{wake_read_.get(), POLLIN, 0};
+        if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) {
+            hooks_.take_topic_connections(true, left);  // stop(): the rest close gracefully
+            break;
+        }
+    }
+    if (channel_ok) {
+        try {
+            send_message(conn, takeover_topics_done{true, sent});
+        } catch (const std::exception& e) {
+            spdlog::warn("takeover: could not tell pid {} that the topic service moved: {}", pid, e.what());
+        }
+    }
+    const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t.since).count();
+    spdlog::info("takeover: moved the topic service to pid {}: its catalog ({} bytes) and {} connection(s); "
+                 "publishers were held {} ms after the catalog went",
+                 pid, t.catalog_bytes, sent, held);
 }
 
 bool takeover_server::offer(int conn, takeover_session state, unique_fd fd, offers& o) {

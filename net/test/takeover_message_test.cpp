@@ -58,7 +58,7 @@ TEST(takeover_message, every_message_round_trips) {
 TEST(takeover_message, header_is_magic_version_and_type) {
     const auto bytes = net::encode_takeover(net::takeover_accept{5});
     ASSERT_EQ(bytes.size(), net::takeover_header_bytes + 4);
-    EXPECT_EQ(bytes, bytes_of({'M', 'R', 'T', 'K', 2, 0, 4, 5, 0, 0, 0}));  // little-endian, type 4 = accept
+    EXPECT_EQ(bytes, bytes_of({'M', 'R', 'T', 'K', 3, 0, 4, 5, 0, 0, 0}));  // little-endian, type 4 = accept
 }
 
 TEST(takeover_message, garbage_and_another_magic_are_refused) {
@@ -69,10 +69,10 @@ TEST(takeover_message, garbage_and_another_magic_are_refused) {
 
 TEST(takeover_message, another_version_is_refused_but_its_refusal_is_read) {
     auto hello = net::encode_takeover(net::takeover_hello{"moraine-router 9", 1});
-    hello[4] = std::byte{3};  // version 3
+    hello[4] = std::byte{4};  // version 4
     const auto why = error_of(hello);
-    EXPECT_NE(why.find("version 3"), std::string::npos) << why;
-    EXPECT_NE(why.find("speaks version 2"), std::string::npos) << why;
+    EXPECT_NE(why.find("version 4"), std::string::npos) << why;
+    EXPECT_NE(why.find("speaks version 3"), std::string::npos) << why;
 
     auto refusal = net::encode_takeover(net::takeover_refuse{"I speak 1"});
     refusal[4] = std::byte{1};  // a phase-1 router's refusal is still read
@@ -97,14 +97,14 @@ TEST(takeover_message, truncation_and_leftovers_are_refused) {
 }
 
 TEST(takeover_message, unknown_type_kind_and_oversized_fields_are_refused) {
-    EXPECT_NE(error_of(bytes_of({'M', 'R', 'T', 'K', 2, 0, 99})).find("type 99"), std::string::npos);
+    EXPECT_NE(error_of(bytes_of({'M', 'R', 'T', 'K', 3, 0, 99})).find("type 99"), std::string::npos);
 
     auto listeners = net::encode_takeover(sample_listeners());
     listeners.back() = std::byte{7};  // the last socket's kind
     EXPECT_NE(error_of(listeners).find("kind 7"), std::string::npos);
 
     // A listeners message announcing 2^32-1 sockets, with none behind: refused before any allocation.
-    auto many = bytes_of({'M', 'R', 'T', 'K', 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff});
+    auto many = bytes_of({'M', 'R', 'T', 'K', 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff});
     EXPECT_NE(error_of(many).find("more than allowed"), std::string::npos) << error_of(many);
 
     // A refusal whose reason claims 1 MiB.
@@ -157,14 +157,22 @@ TEST(takeover_message, session_messages_round_trip) {
 
 TEST(takeover_message, session_header_and_first_fields_are_as_documented) {
     const auto bytes = net::encode_takeover(sample_session());
-    // Header (version 2, type 7), serial 7, transport 0 (tcp), the category's length (20).
-    const auto head = bytes_of({'M', 'R', 'T', 'K', 2, 0, 7, 7, 0, 0, 0, 0, 20, 0, 0, 0});
+    // Header (version 3, type 7), serial 7, transport 0 (tcp), the category's length (20).
+    const auto head = bytes_of({'M', 'R', 'T', 'K', 3, 0, 7, 7, 0, 0, 0, 0, 20, 0, 0, 0});
     ASSERT_GT(bytes.size(), head.size());
     EXPECT_TRUE(std::equal(head.begin(), head.end(), bytes.begin()));
 }
 
 TEST(takeover_message, a_truncated_or_longer_session_is_refused) {
     expect_cuts_and_leftovers_refused(net::encode_takeover(sample_session()));
+}
+
+TEST(takeover_message, a_message_of_version_2_is_refused) {
+    // A router of the previous format (sessions, no topic messages): refused with a message.
+    auto bytes = net::encode_takeover(sample_session());
+    bytes[4] = std::byte{2};
+    const auto why = error_of(bytes);
+    EXPECT_NE(why.find("version 2"), std::string::npos) << why;
 }
 
 TEST(takeover_message, a_session_of_version_1_is_refused) {
@@ -181,7 +189,7 @@ TEST(takeover_message, oversized_session_fields_are_refused) {
     EXPECT_NE(error_of(bytes).find("transport 5"), std::string::npos) << error_of(bytes);
 
     // A routing table announcing 2^32-1 entries: refused before any allocation.
-    auto many = bytes_of({'M', 'R', 'T', 'K', 2, 0, 7, 0, 0, 0, 0, 0});  // serial 0, tcp
+    auto many = bytes_of({'M', 'R', 'T', 'K', 3, 0, 7, 0, 0, 0, 0, 0});  // serial 0, tcp
     for (int field = 0; field < 3; ++field) many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});
     many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});  // no session proxy
     many.insert(many.end(), {std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}});  // no context
@@ -205,4 +213,46 @@ TEST(takeover_message, oversized_session_fields_are_refused) {
     big = sample_session();
     big.routes.assign(20, std::vector<std::byte>(60000, std::byte{2}));
     EXPECT_THROW(net::encode_takeover(big), net::channel_error);
+}
+
+// ---- version 3: the topic service's messages ---------------------------------------------------
+
+TEST(takeover_message, topic_messages_round_trip) {
+    net::takeover_topic_connection publisher;
+    publisher.publish_side = true;
+    publisher.transport = net::session_transport::ws;
+    publisher.idle_ms = 17;
+    publisher.pending = bytes_of({'I', 'c', 'e', 'P'});
+    const std::vector<net::takeover_message> all{
+        net::takeover_topics{bytes_of({1, 2, 3}), false},
+        net::takeover_topics{{}, true},
+        publisher,
+        net::takeover_topic_connection{},
+        net::takeover_topics_done{true, 4},
+        net::takeover_topics_done{false, 0},
+    };
+    for (const auto& m : all) EXPECT_EQ(net::decode_takeover(net::encode_takeover(m)), m) << net::takeover_name(m);
+    EXPECT_STREQ(net::takeover_name(net::takeover_topic_connection{}), "topic_connection");
+    EXPECT_STREQ(net::takeover_name(net::takeover_topics_done{}), "topics_done");
+}
+
+TEST(takeover_message, topic_messages_are_as_documented) {
+    // Header (version 3, type 12), publish side 1, transport 0 (tcp), idle 5 ms, 1 pending byte.
+    net::takeover_topic_connection c{true, net::session_transport::tcp, 5, bytes_of({'I'})};
+    EXPECT_EQ(net::encode_takeover(c), bytes_of({'M', 'R', 'T', 'K', 3, 0, 12, 1, 0, 5, 0, 0, 0, 1, 0, 0, 0, 'I'}));
+    // Type 11: last 1, the part's length and bytes.
+    EXPECT_EQ(net::encode_takeover(net::takeover_topics{bytes_of({7}), true}),
+              bytes_of({'M', 'R', 'T', 'K', 3, 0, 11, 1, 1, 0, 0, 0, 7}));
+    // Type 13: moved 1, 2 connections.
+    EXPECT_EQ(net::encode_takeover(net::takeover_topics_done{true, 2}), bytes_of({'M', 'R', 'T', 'K', 3, 0, 13, 1, 2, 0, 0, 0}));
+}
+
+TEST(takeover_message, bad_topic_messages_are_refused) {
+    expect_cuts_and_leftovers_refused(net::encode_takeover(net::takeover_topics{bytes_of({1, 2}), true}));
+    expect_cuts_and_leftovers_refused(net::encode_takeover(net::takeover_topic_connection{true, net::session_transport::ws, 1, bytes_of({1})}));
+    auto flag = net::encode_takeover(net::takeover_topics_done{true, 1});
+    flag[7] = std::byte{2};  // "moved" is 0 or 1
+    EXPECT_NE(error_of(flag).find("no boolean"), std::string::npos) << error_of(flag);
+    std::vector<std::byte> too_large(net::takeover_topics_part_max + 1);
+    EXPECT_THROW(net::encode_takeover(net::takeover_topics{too_large, true}), net::channel_error);
 }

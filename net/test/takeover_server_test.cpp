@@ -91,6 +91,7 @@ struct fixture {
             [] { return std::uint32_t{3}; },
             [this] { ++handed; },
             {}, {}, {}, {},  // no session moves here (takeover_sessions_test)
+            {}, {}, {}, {},  // nor any topic service
         };
         return std::make_unique<net::takeover_server>(path, "old-router", std::move(hooks));
     }
@@ -167,10 +168,10 @@ TEST(takeover_server, garbage_another_version_and_stray_descriptors_are_refused_
     {
         auto s = f.raw();
         auto hello = net::encode_takeover(net::takeover_hello{"router from the future", 1});
-        hello[4] = std::byte{3};
+        hello[4] = std::byte{4};
         net::send_packet(s.get(), hello);
         const auto why = fixture::refusal(s.get());
-        EXPECT_NE(why.find("version 3"), std::string::npos) << why;
+        EXPECT_NE(why.find("version 4"), std::string::npos) << why;
     }
     {
         auto s = f.raw();  // a hello carrying descriptors: they are closed on arrival

@@ -1,6 +1,6 @@
 // Takeover, phase 2a (docs/takeover.md "Moving sessions"): an established Glacier2 session leaves
 // this process with its client connection's descriptor, or arrives from the old process.
-#include <moraine/net/listener.hpp>
+#include <moraine/net/adopted_connection.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/callback_relay.hpp>
@@ -8,8 +8,6 @@
 #include <moraine/router/session_router.hpp>
 
 #include <spdlog/spdlog.h>
-
-#include <sys/socket.h>
 
 #include <future>
 #include <stdexcept>
@@ -34,37 +32,14 @@ protocol::proxy decode_proxy(const std::vector<std::byte>& bytes, const char* wh
     return p;
 }
 
-/// The TCP socket of `fd`, of the family its local address says (net::adopted_is_ipv4, the check
-/// the adopted listeners use). @throws std::invalid_argument if `fd` is no connected IPv4 or
-/// IPv6 TCP stream socket.
-net::tcp::socket adopt_socket(net::asio::io_context& io, net::unique_fd fd) {
-    int type = 0;
-    socklen_t len = sizeof type;
-    sockaddr_storage peer{};
-    socklen_t peer_len = sizeof peer;
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM ||
-        ::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
-        throw std::invalid_argument("the descriptor is no connected TCP socket");
-    bool v4 = false;
-    try {
-        v4 = net::adopted_is_ipv4(fd, "a session's socket");
-    } catch (const boost::system::system_error& e) {
-        throw std::invalid_argument(e.what());
-    }
-    net::tcp::socket s(io);
-    boost::system::error_code ec;
-    s.assign(v4 ? net::tcp::v4() : net::tcp::v6(), fd.get(), ec);
-    if (ec) throw std::invalid_argument("cannot adopt the descriptor: " + ec.message());
-    fd.release();  // the socket owns it now
-    return s;
-}
-
 }  // namespace
 
 std::optional<net::takeover_session> client_connection::move_state() {
     // Buffered mode's queues move only empty (a hold timer without requests carries nothing).
     const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
-    if (!session_ || creating_session || stays_ || topic_state_ || queued || resolving_ > 0 || blocked_on_backend_ ||
+    // A subscribed session moves only once the topic service's catalog has gone ahead of it.
+    const bool pinned_by_topics = topic_state_ && !local_.router().topics_leaving();
+    if (!session_ || creating_session || stays_ || pinned_by_topics || queued || resolving_ > 0 || blocked_on_backend_ ||
         !at_message_boundary())
         return std::nullopt;
     if (!calls_.empty()) return std::nullopt;
@@ -176,17 +151,18 @@ void session_router::moved_away(const std::string& category) {
 }
 
 std::size_t session_router::callbacks_relayed() {
-    std::vector<std::future<std::size_t>> counts;
-    for (unsigned i = 0; i < shards_.size(); ++i) {
-        auto promise = std::make_shared<std::promise<std::size_t>>();
-        counts.push_back(promise->get_future());
-        shards_.invoke_on(i, [this, promise](net::shard& sh) {
-            promise->set_value(local(sh.index()).metrics().callbacks_relayed);
-        });
-    }
-    std::size_t total = 0;
-    for (auto& c : counts) total += c.get();
-    return total;
+    return shards_.sum_on_all([this](net::shard& sh) { return local(sh.index()).metrics().callbacks_relayed; });
+}
+
+std::size_t session_router::subscribed_sessions(bool over_tls) {
+    return shards_.sum_on_all([this, over_tls](net::shard& sh) { return local(sh.index()).subscribed_sessions(over_tls); });
+}
+
+std::size_t session_shard::subscribed_sessions(bool over_tls) const noexcept {
+    std::size_t n = 0;
+    for (const auto* c : clients_)
+        if (c->topic_state() && !c->closed() && (!over_tls || c->secure())) ++n;
+    return n;
 }
 
 std::string session_router::adopt_session(const net::takeover_session& s, net::unique_fd fd, bool count_session) {
@@ -226,7 +202,7 @@ std::vector<std::string> session_router::adopt_sessions(std::vector<std::pair<ne
                     // closing it then would leave the entry behind (the old process holds the connection).
                     if (local_shard.find_session(s.category)) throw std::invalid_argument("session category already in use here");
                     auto state = moved_session(s, local_shard.cfg());
-                    net::transport t(adopt_socket(sh.io(), std::move(fd)), kind, nullptr, true);
+                    net::transport t(net::adopt_connected_socket(sh.io(), std::move(fd)), kind, nullptr, true);
                     auto c = std::make_shared<client_connection>(local_shard, std::move(t));
                     c->adopt(std::move(state), s, count_session);
                 } catch (const std::exception& e) {

@@ -46,6 +46,7 @@ import harness as H  # noqa: E402
 import Glacier2  # noqa: E402  (after harness: see harness._import_glacier2)
 import Ice  # noqa: E402
 from routed_client import log_text  # noqa: E402
+from takeover_common import take_over, wait_log  # noqa: E402
 
 Demo = H.Demo
 DRAIN_MS = 20000
@@ -227,20 +228,6 @@ def cpp_setup(env, args):
     return n, exe
 
 
-def wait_log(proc, pattern, timeout):
-    """The first match of regex `pattern` in proc's log within `timeout` s, or None."""
-    found = []
-
-    def look():
-        m = re.search(pattern, log_text(proc))
-        if m:
-            found.append(m)
-        return bool(m) or not proc.alive()
-    H.wait_until(look, timeout)
-    m = re.search(pattern, log_text(proc))
-    return m
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--moraine-bin", default=os.path.join(H.REPO, "build", "bin", "moraine-router"))
@@ -298,23 +285,12 @@ def main():
                 % (early, [c.errors()[:1] for c in cpp]))
 
         # 2. B takes over; A moves its sessions and exits.
-        t0 = time.monotonic()
-        b = env.start("router-B", [env.moraine_bin, "--threads", "3", "--ice-config", cfg, "--takeover", sock_path])
-        moved = wait_log(a, r"takeover: moved (\d+) session\(s\) \((\d+) bytes of session state\) to pid \d+ in (\d+) ms",
-                         15)
-        H.check(moved is not None, "router A did not log the sessions it moved%s" % a.log_tail())
-        try:
-            rc = a.popen.wait(DRAIN_MS / 1000.0 + 10)
-        except Exception:  # noqa: BLE001  (subprocess.TimeoutExpired: still running is the failure)
-            rc = None
-        t_exit = time.monotonic() - t0
-        for c in clients + cpp:
-            c.set_mark()
-        a_log = log_text(a)
-        env.procs.remove(a)  # its exit is the test's doing
-        a.log.close()
-        H.check(rc == 0, "router A: exit status %s, expected 0%s" % (rc, a_log[-800:]))
-        n_moved, n_bytes, move_ms = (int(x) for x in moved.groups())
+        def mark():
+            for c in clients + cpp:
+                c.set_mark()
+        t = take_over(env, a, cfg, sock_path, DRAIN_MS, at_exit=mark)
+        b, t_exit, a_log = t.b, t.t_exit, t.a_log
+        n_moved, n_bytes, move_ms = t.moved, t.moved_bytes, t.move_ms
         relayed = re.search(r"takeover: relayed (\d+) back-end request", a_log)
         H.check(relayed is not None, "router A did not say how many callbacks it relayed: %s" % a_log[-800:])
         H.check(n_moved == total, "router A moved %d of %d sessions: %s" % (n_moved, total, a_log[-800:]))

@@ -49,6 +49,30 @@ public:
         QoS no longer parses is skipped with a warning. */
     void restore(stored_catalog stored);
 
+    /// The subscriber `proxy` (not nil) with QoS `entries` stands for, or the BadQoS reason.
+    /// Reads only configuration: any thread.
+    std::variant<subscriber, std::string> make_subscriber(protocol::proxy proxy,
+                                                          const std::vector<std::pair<std::string, std::string>>& entries) const;
+
+    // ---- takeover (docs/takeover.md "The topic service moves"); shard 0 ----
+    /// Appends the topic names and links (not the subscribers: their delivery shards hold them).
+    void export_to(stored_catalog& out) const;
+    /// A subscriber a takeover brought, placed on its delivery shard.
+    struct placement {
+        std::string topic;
+        std::string key;
+        protocol::identity id;
+        unsigned shard = 0;
+    };
+    /** Takes over the old process's topics, links and subscribers: a topic unknown here is
+        created; a subscriber whose topic is missing or that is subscribed here already is left
+        out (`added[i]` false), every other one is recorded (`added[i]` true) for its delivery
+        shard to add. Nothing is stored: a takeover runs only with a transient topic service.
+        @return every topic's links after the merge, for the shards. */
+    std::map<std::string, std::vector<link_info>> adopt(const std::vector<std::string>& topics,
+                                                        const std::vector<stored_link>& links,
+                                                        const std::vector<placement>& placed, std::vector<char>& added);
+
 private:
     struct subscription {
         protocol::identity id;
@@ -64,10 +88,6 @@ private:
     /// Runs `write` on the topic database, then `then` on shard 0 with its outcome (empty: stored).
     /// Transient (no database): `then` runs at once with an empty outcome.
     void persist(write_fn write, topic_store::done_fn then);
-    /// The subscriber `proxy` (not nil) with QoS `entries` stands for, or the BadQoS reason.
-    std::variant<subscriber, std::string> make_subscriber(protocol::proxy proxy,
-                                                          const std::vector<std::pair<std::string, std::string>>& entries) const;
-
     void manager_op(call& k);
     void topic_op(call& k, const std::string& name);
     void create(call& k, const std::string& name);

@@ -21,6 +21,8 @@ class shard;
 namespace moraine::icestorm_bridge {
 
 class topic_service;
+class topic_connection;
+struct stored_subscriber;
 
 /// A link from a topic to another topic's TopicLink object (docs/icestorm.md §6).
 struct link_info {
@@ -68,6 +70,19 @@ public:
 
     std::size_t subscriber_count() const noexcept;
 
+    // ---- takeover (docs/takeover.md "The topic service moves") ----
+    /// The TopicManager and Publish connections open on this shard (registered by topic_connection).
+    void attach(topic_connection* c) { connections_.insert(c); }
+    void detach(topic_connection* c) noexcept { connections_.erase(c); }
+    const std::unordered_set<topic_connection*>& connections() const noexcept { return connections_; }
+    /// Events of this shard's subscribers not yet settled: queued, or written and awaiting the
+    /// subscriber's reply (a twoway delivery's window).
+    std::size_t deliveries_in_flight() const noexcept;
+    /// Appends this shard's subscribers as a takeover carries them: a session-local one as its
+    /// identity and facet with no endpoints (twoway or oneway as it subscribed), an external one
+    /// with its proxy; each with its QoS entries.
+    void export_subscribers(std::vector<stored_subscriber>& out) const;
+
     /// Events this shard wrote to a subscriber, and those it skipped for a slow subscriber.
     unsigned long events_delivered() const noexcept { return events_delivered_; }
     unsigned long events_dropped() const noexcept { return events_dropped_; }
@@ -106,6 +121,7 @@ private:
     unsigned long link_events_lost_ = 0;
     delivery_limits limits_;
     std::unordered_map<std::string, std::vector<sub_ptr>> subscribers_;
+    std::unordered_set<topic_connection*> connections_;  // attach/detach
     std::vector<std::pair<std::string, std::string>> dead_;
     bool delivering_ = false;
     protocol::byte_buffer datagram_;  // one datagram's bytes, reused: a datagram is one contiguous message

@@ -24,4 +24,8 @@ struct qos {
     connectionCached (a number; above 0 = cached). retryCount is never refused (non-numeric = 0), as IceStorm does. */
 std::variant<qos, std::string> parse_qos(const std::vector<std::pair<std::string, std::string>>& entries, bool twoway);
 
+/// The IceStorm::QoS entries that parse_qos reads back as `q` (only those that differ from the
+/// defaults): how a takeover carries a subscriber's QoS.
+std::vector<std::pair<std::string, std::string>> qos_entries(const qos& q);
+
 }  // namespace moraine::icestorm_bridge

@@ -1,6 +1,11 @@
 #pragma once
 // A connection accepted on a TopicManager or Publish endpoint.
 #include <moraine/net/ice_connection.hpp>
+#include <moraine/net/takeover_message.hpp>
+
+#include <chrono>
+#include <optional>
+#include <utility>
 
 namespace moraine::icestorm_bridge {
 
@@ -15,6 +20,13 @@ public:
 
     /// Sends validate connection and starts the loops.
     void start();
+    /** Takeover, new side: serves a connection the old process handed over (validated there):
+        `pending`, a partial message it had read, goes first; `idle` is the time since the peer's
+        last byte. @return false if it closed at once. */
+    bool adopt(protocol::byte_view pending, std::chrono::milliseconds idle);
+    /** Takeover, old side: if this connection may leave now (movable_with_partial), its state
+        and a descriptor for it; it is then closed here without a byte. nullopt otherwise. */
+    std::optional<std::pair<net::takeover_topic_connection, net::unique_fd>> hand_over();
 
 private:
     bool on_frame(const protocol::frame_view& frame) override;
@@ -22,6 +34,8 @@ private:
     /// A publisher can outrun the subscribers: its connection stops reading while the memory
     /// budget is spent (topics.memory_budget_bytes), so its sends block instead of the router growing.
     bool holds_for_budget() const noexcept override { return publish_side_; }
+    /// Also held while a takeover moves the topic service (topic_service::hold_intake).
+    bool reads_paused() const noexcept override;
 
     topic_service& svc_;
     bool publish_side_;

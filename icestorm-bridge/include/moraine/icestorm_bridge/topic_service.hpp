@@ -9,8 +9,15 @@
 #include <moraine/icestorm_bridge/config.hpp>
 #include <moraine/net/session_directory.hpp>
 
+#include <moraine/net/takeover_message.hpp>
+#include <moraine/net/unique_fd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +80,34 @@ public:
     /// a publish (or a TopicLink::forward) as over tcp, never answered (a datagram is oneway).
     void dispatch_datagram(net::shard& sh, const protocol::request_view& r);
 
+    // ---- takeover (docs/takeover.md "The topic service moves"); topic_handover.cpp ----
+    /// Stops (`held`) or restarts reading on every TopicManager and Publish connection, this
+    /// process's and those adopted later; a read under way finishes its whole messages. Any thread.
+    void hold_intake(bool held);
+    bool intake_held() const noexcept { return intake_held_.load(std::memory_order_relaxed); }
+    /// Events queued for a subscriber or awaiting its reply, over every shard. Blocks: not on a shard.
+    std::size_t deliveries_in_flight();
+    /** Old side: holds the intake, then waits up to `settle` for every delivery in flight to end
+        (twoway events answered, queues empty). @return the catalog image (catalog_image.hpp) in
+        parts of at most `part_max` bytes; nullopt if the deliveries did not end in time (the
+        intake then runs again). Blocks: not on a shard. */
+    std::optional<std::vector<std::vector<std::byte>>> hold_for_takeover(std::chrono::milliseconds settle,
+                                                                         std::size_t part_max);
+    /// Topics, links and subscribers with their QoS, as they stand. Blocks: not on a shard.
+    stored_catalog snapshot();
+    /** New side: adds the old process's catalog (decode_catalog_image) to this one. A subscriber
+        whose QoS no longer parses, whose topic is missing or that is subscribed here already is
+        skipped. @return the subscribers added. Blocks: not on a shard. */
+    std::size_t install(stored_catalog moved);
+    /** Old side: takes every connection that may leave now (plain TCP or WebSocket, reading held,
+        nothing queued or being written, no request of its peer outstanding) off its shard, with
+        its descriptor; it is then closed here without a byte. With `last`, the others close
+        gracefully (close-connection message); else `left` counts them. Blocks: not on a shard. */
+    std::vector<std::pair<net::takeover_topic_connection, net::unique_fd>> take_connections(bool last, std::size_t& left);
+    /// New side: serves a connection the old process handed over, on a shard picked in turn.
+    /// @return empty, or why it cannot be served (the descriptor is then closed). Blocks: not on a shard.
+    std::string adopt_connection(const net::takeover_topic_connection& m, net::unique_fd fd);
+
 private:
     /// Opens cfg_.store_dir's topic database and restores the catalog from it.
     void open_store();
@@ -109,6 +144,8 @@ private:
     std::unique_ptr<icestorm_bridge::catalog> catalog_;
     std::unique_ptr<topic_store> store_;  // after catalog_: its queued writes finish first
     std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
+    std::atomic<bool> intake_held_{false};     // hold_intake
+    std::atomic<unsigned> next_adopting_{0};   // adopt_connection's shard, in turn
 };
 
 }  // namespace moraine::icestorm_bridge

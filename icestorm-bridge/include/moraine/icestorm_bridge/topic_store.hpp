@@ -43,6 +43,9 @@ struct stored_subscriber {
     std::string topic;
     protocol::proxy proxy;
     std::vector<std::pair<std::string, std::string>> qos;
+    /// A servant in a session of the router (only a takeover carries one; the database never
+    /// holds one, since its session ends with the process): `proxy` then has no endpoints.
+    bool session_local = false;
 };
 
 /// One stored link: from `topic` to `link.name`.

@@ -120,6 +120,11 @@ public:
         running, not closing, no partial message held, nothing queued or being written, no twoway
         request of its peer forwarded and unanswered. */
     bool at_message_boundary() const noexcept;
+    /// As at_message_boundary, except that a partial Ice message may be held (partial_message()
+    /// then travels with the connection): for a connection whose reading stopped mid-message.
+    bool movable_with_partial() const noexcept;
+    /// The bytes of a partial Ice message held between reads (empty between messages); a loan.
+    protocol::byte_view partial_message() const noexcept { return in_.held(); }
     /** Takeover: a descriptor for the same TCP connection (close-on-exec), then this connection
         closes in this process without touching the TCP connection itself: no shutdown, no
         close-connection message; its socket leaves the shard's epoll set first (another

@@ -129,9 +129,11 @@ public:
     /// Blocks until every shard thread has ended.
     void join();
 
-private:
-    /// Runs `fn(shard&)` on every shard's thread and returns the sum of the results; blocks.
+    /// Runs `fn(shard&)` on every shard's thread and returns the sum of the results; blocks, so
+    /// never call it on a shard's thread (a takeover's or a caller's own thread only).
     std::size_t sum_on_all(std::function<std::size_t(shard&)> fn);
+
+private:
     /// The key of the next socket listened on for `ep` of `adapter` (listener_id::ordinal counts repeats).
     listener_id next_id(std::string_view adapter, const protocol::endpoint& ep);
     /// listen() for one endpoint whose sockets a takeover handed over.

@@ -55,7 +55,17 @@ public:
         std::uint32_t stayed = 0;          ///< sessions the old process still holds (its sessions_done)
         bool done = false;                 ///< the old process said sessions_done
         std::chrono::milliseconds took{};  ///< from the call to the last session adopted
+        std::uint64_t catalog_bytes = 0;   ///< of the topic catalog received (version 3)
+        std::uint32_t topic_connections = 0;
     };
+    /// What becomes of the topic service's messages (version 3); each may be empty.
+    struct topic_receiver {
+        std::function<void(std::vector<std::byte> image)> install;  ///< the whole catalog image, once
+        std::function<void(const takeover_topic_connection&, unique_fd)> adopt;
+        std::function<void(bool moved)> done;  ///< topics_done: the topic service's move is over
+    };
+    /// Upper bound of a topic catalog image, over all its parts.
+    static constexpr std::size_t catalog_image_max = std::size_t{256} << 20;
     /// Adopts several moved sessions at once (their descriptors consumed): one entry per session,
     /// in order, empty or why it cannot be honoured.
     using session_batch_adopter = std::function<std::vector<std::string>(std::vector<std::pair<takeover_session, unique_fd>>&)>;
@@ -65,9 +75,12 @@ public:
         messages already waiting on the channel (at most `max_batch`, the first waited for) are
         adopted together, then answered in order: the old process sends several before it reads
         the answers (docs/takeover.md). A message that is no session, or a session without
-        exactly one descriptor, ends it. */
+        exactly one descriptor, ends it. The topic service's messages in between go to `topics`:
+        the catalog's parts, concatenated, to install once the last one came; each connection
+        (exactly one descriptor) to adopt; topics_done to done. */
     sessions_received receive_session_batches(const session_batch_adopter& adopt, int cancel,
-                                              std::chrono::milliseconds idle_limit, std::size_t max_batch);
+                                              std::chrono::milliseconds idle_limit, std::size_t max_batch,
+                                              const topic_receiver& topics = {});
 
 private:
     unique_fd sock_;

@@ -14,12 +14,15 @@
 namespace moraine::net {
 
 /// The format version this build writes and reads. A peer with another version is refused.
-/// Version 2 added the session messages (phase 2a: established sessions move).
-inline constexpr std::uint16_t takeover_version = 2;
+/// Version 2 added the session messages (phase 2a: established sessions move); version 3 the
+/// topic service's messages (its catalog and its connections move).
+inline constexpr std::uint16_t takeover_version = 3;
 /// Bytes before every message: "MRTK", the version (u16 little-endian), the message type (u8).
 inline constexpr std::size_t takeover_header_bytes = 7;
 /// Upper bound of one message's bytes (a listeners message with thousands of sockets fits).
 inline constexpr std::size_t takeover_message_max = 1 << 20;
+/// Upper bound of one takeover_topics part: a catalog is cut into parts of at most this many bytes.
+inline constexpr std::size_t takeover_topics_part_max = takeover_message_max / 2;
 
 /// Which configured endpoint a listening socket serves: the same three values in the old and
 /// the new process mean the same socket.
@@ -132,9 +135,39 @@ struct takeover_sessions_done {
     bool operator==(const takeover_sessions_done&) const = default;
 };
 
+/** Old → new, before any session: one part of the embedded topic service's catalog (topics,
+    subscribers with their QoS, links), in the topic service's own encoding, which the channel
+    does not read. A catalog larger than one message comes in several parts; `last` marks the end. */
+struct takeover_topics {
+    std::vector<std::byte> part;
+    bool last = true;
+    bool operator==(const takeover_topics&) const = default;
+};
+
+/** Old → new, with the connection's descriptor attached (exactly one): a connection accepted on
+    a TopicManager (`publish_side` false) or Publish endpoint, its reading stopped. `pending` is
+    a partial Ice message read but not yet dispatched; it goes first. No answer: the new process
+    serves it or closes it. */
+struct takeover_topic_connection {
+    bool publish_side = false;
+    session_transport transport = session_transport::tcp;
+    std::uint32_t idle_ms = 0;
+    std::vector<std::byte> pending;
+    bool operator==(const takeover_topic_connection&) const = default;
+};
+
+/// Old → new: the topic service's move is over; `connections` topic connections were sent
+/// (`moved` false: the topic service stays with the old process, and none were).
+struct takeover_topics_done {
+    bool moved = false;
+    std::uint32_t connections = 0;
+    bool operator==(const takeover_topics_done&) const = default;
+};
+
 using takeover_message = std::variant<takeover_hello, takeover_listeners, takeover_descriptors, takeover_accept,
                                       takeover_refuse, takeover_released, takeover_session, takeover_session_taken,
-                                      takeover_session_refused, takeover_sessions_done>;
+                                      takeover_session_refused, takeover_sessions_done, takeover_topics,
+                                      takeover_topic_connection, takeover_topics_done>;
 
 /// The bytes of `m`, header included (at most takeover_message_max).
 std::vector<std::byte> encode_takeover(const takeover_message& m);
@@ -142,7 +175,7 @@ std::vector<std::byte> encode_takeover(const takeover_message& m);
 /** Reads one message. @throws channel_error naming what is wrong: not "MRTK" (not a takeover
     peer), another format version (a refusal is read whatever its version), an unknown type,
     a truncated message or bytes left over, a string, byte field or count out of bounds, an
-    unknown session transport. */
+    unknown session transport, a boolean that is neither 0 nor 1. */
 takeover_message decode_takeover(std::span<const std::byte> bytes);
 
 /// The message's type for errors and logs: "hello", "listeners", ...

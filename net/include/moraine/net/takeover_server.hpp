@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -36,6 +37,21 @@ struct takeover_hooks {
     std::function<void(takeover_session, unique_fd)> keep;
     /// How long after the handover sessions are offered (the drain deadline, ms).
     std::chrono::milliseconds move_for{0};
+
+    // Version 3, the embedded topic service (docs/takeover.md "The topic service moves"); without
+    // hold_topics it stays here, and so do the sessions whose servants subscribed to it.
+    /// Holds the topic service's intake until its deliveries end. @return its catalog image in
+    /// parts (each at most takeover_topics_part_max bytes), or nullopt: it stays here.
+    std::function<std::optional<std::vector<std::vector<std::byte>>>()> hold_topics;
+    /// The catalog reached the new process (true: subscribed sessions may move now), or the
+    /// topic service stays here after all (false: its intake runs again).
+    std::function<void(bool gone)> topics_gone;
+    /// Sessions here whose servants subscribed to the topic service.
+    std::function<std::size_t()> subscribed_sessions;
+    /// The topic service's connections that may move now, with their descriptors (with `last`,
+    /// the others close gracefully; else `left` counts them): topic_service::take_connections.
+    std::function<std::vector<std::pair<takeover_topic_connection, unique_fd>>(bool last, std::size_t& left)>
+        take_topic_connections;
 };
 
 /** Serves takeover requests on a Unix SOCK_SEQPACKET socket, one at a time, on a thread of its
@@ -98,6 +114,17 @@ private:
     void await_all(int conn, offers& o);
     /// Gives up every session in flight: the new process may serve it already.
     void give_up(offers& o, const std::string& why);
+    /// The topic service's move as move_sessions drives it.
+    struct topic_move {
+        bool pending = false;  ///< the catalog went; the connections have not yet
+        std::chrono::steady_clock::time_point since;
+        std::size_t catalog_bytes = 0;
+    };
+    /// Holds the topic service and sends its catalog, or tells the new process it stays here.
+    topic_move send_topics(int conn, std::uint32_t pid, bool& channel_ok);
+    /// Sends the topic service's connections as they become movable (at most
+    /// topic_connections_wait), then topics_done.
+    void move_topic_connections(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok);
 
     std::string path_, program_;
     takeover_hooks hooks_;

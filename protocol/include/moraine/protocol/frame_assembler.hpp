@@ -63,6 +63,8 @@ public:
 
     /// Bytes of a partial message held between reads (0 between messages).
     std::size_t buffered() const noexcept { return held_.size(); }
+    /// Those bytes (a loan until the next feed or reset).
+    byte_view held() const noexcept { return byte_view(held_.data(), held_.size()); }
 
 private:
     /// Starts holding the tail of a read: a message's first bytes. Reserves the whole message

@@ -121,8 +121,10 @@ public:
     /// Never offered to a takeover again (the new process refused it).
     void keep_here() noexcept { stays_ = true; }
     /// The topic service holds a subscription of this session's servants or delivered to it:
-    /// that state cannot move, so neither can the session (phase 2a).
+    /// the session moves only with the topic service (session_router::topics_leave).
     void note_topic_state() noexcept { topic_state_ = true; }
+    /// Whether note_topic_state() was called.
+    bool topic_state() const noexcept { return topic_state_; }
 
     std::shared_ptr<client_connection> shared() {
         return std::static_pointer_cast<client_connection>(shared_from_this());

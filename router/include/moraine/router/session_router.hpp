@@ -76,6 +76,14 @@ public:
     /// Takeover, old side, from a thread that is no shard's: back-end requests relayed so far
     /// (router_metrics::callbacks_relayed over every shard); blocks until every shard answered.
     std::size_t callbacks_relayed();
+    /** Takeover, old side: the embedded topic service's catalog went to the new process (or, with
+        false, stays here after all), so a session whose servants subscribed may move like any
+        other (docs/takeover.md "The topic service moves"). Any thread. */
+    void topics_leave(bool leaving) noexcept { topics_leaving_.store(leaving, std::memory_order_relaxed); }
+    bool topics_leaving() const noexcept { return topics_leaving_.load(std::memory_order_relaxed); }
+    /// Takeover, old side, from a thread that is no shard's: sessions here whose servants
+    /// subscribed to the embedded topic service (`over_tls`: only those over TLS, which cannot move).
+    std::size_t subscribed_sessions(bool over_tls = false);
     /** Takeover, either side, from a thread that is no shard's: installs session `s` on the
         client connection `fd` (a connected TCP socket, under WebSocket framing for a ws session,
         already upgraded), on the shard that owns its category;
@@ -111,6 +119,7 @@ private:
     session::admission admission_;
     std::atomic<std::size_t> sessions_open_{0};
     std::atomic<std::size_t> setups_{0};
+    std::atomic<bool> topics_leaving_{false};  // topics_leave
 };
 
 }  // namespace moraine::router
