@@ -1,0 +1,126 @@
+// The topic service's side of a takeover (docs/takeover.md "The topic service moves"): the
+// catalog leaves as a snapshot and arrives by install; held connections read nothing and leave
+// with their descriptor and any partial message. The blocking calls run on a thread of their
+// own while the test thread runs the shards, as the takeover thread does beside shard threads.
+#include "topics_harness.hpp"
+
+#include <moraine/icestorm_bridge/catalog_image.hpp>
+
+#include <algorithm>
+#include <future>
+
+using namespace moraine;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs `fn` on its own thread while the test thread runs `t`'s shards, and returns its result.
+template <class Fn>
+auto blocking(test::topics& t, Fn fn) {
+    auto f = std::async(std::launch::async, std::move(fn));
+    EXPECT_TRUE(test::run_until(t.shards(), [&] { return f.wait_for(0s) == std::future_status::ready; }));
+    return f.get();
+}
+
+const icestorm_bridge::stored_subscriber* find(const icestorm_bridge::stored_catalog& c, std::string_view name) {
+    for (const auto& s : c.subscribers)
+        if (s.proxy.id.name == name) return &s;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(topic_handover, a_snapshot_installs_elsewhere_with_topics_subscribers_and_qos) {
+    test::topics old_side(2);
+    test::loopback_backend external;
+    old_side.create("clock");
+    old_side.create("news");
+    ASSERT_EQ(test::reply_of(old_side.subscribe("clock", "sess/tick:tcp -h 127.0.0.1 -p 4064", {{"reliability", "ordered"}}))
+                  .status,
+              protocol::reply_status::ok);
+    ASSERT_EQ(test::reply_of(old_side.subscribe("news", "reader -o:" + external.endpoint(), {{"retryCount", "-1"}})).status,
+              protocol::reply_status::ok);
+
+    const auto snap = blocking(old_side, [&] { return old_side.svc().snapshot(); });
+    auto topics = snap.topics;
+    std::sort(topics.begin(), topics.end());
+    EXPECT_EQ(topics, (std::vector<std::string>{"clock", "news"}));
+    ASSERT_EQ(snap.subscribers.size(), 2u);
+    const auto* session = find(snap, "tick");
+    ASSERT_NE(session, nullptr);
+    EXPECT_TRUE(session->session_local);
+    EXPECT_TRUE(session->proxy.endpoints.empty()) << "a session's servant travels without endpoints";
+    EXPECT_EQ(session->qos, (std::vector<std::pair<std::string, std::string>>{{"reliability", "ordered"}}));
+    const auto* reader = find(snap, "reader");
+    ASSERT_NE(reader, nullptr);
+    EXPECT_FALSE(reader->session_local);
+    EXPECT_FALSE(reader->proxy.endpoints.empty());
+
+    // Through the bytes the channel carries, into a service with another shard count.
+    std::vector<std::byte> image;
+    for (const auto& part : icestorm_bridge::encode_catalog_image(snap, 64))
+        image.insert(image.end(), part.begin(), part.end());
+    test::topics new_side(3);
+    auto& sink = new_side.session_sink(2);
+    const auto added = blocking(new_side, [&] { return new_side.svc().install(icestorm_bridge::decode_catalog_image(image)); });
+    EXPECT_EQ(added, 2u);
+    EXPECT_EQ(blocking(new_side, [&] { return new_side.svc().install(icestorm_bridge::decode_catalog_image(image)); }), 0u)
+        << "a subscriber already here is not added twice";
+    const auto again = blocking(new_side, [&] { return new_side.svc().snapshot(); });
+    EXPECT_EQ(again.subscribers.size(), 2u);
+
+    // The session's servant is written to its session's connection, on the session's shard.
+    new_side.shards().invoke_on(0, [&new_side](net::shard&) {
+        const auto msg = test::publish_message("clock", "tick", "after");
+        new_side.svc().publish(0, icestorm_bridge::make_event("clock", test::request_of(msg)));
+    });
+    ASSERT_TRUE(test::run_until(new_side.shards(), [&] { return !new_side.sink_peer().frames().empty(); }));
+    EXPECT_EQ(new_side.router().delivered_on, (std::vector<unsigned>{2}));
+    EXPECT_EQ(test::request_of(new_side.sink_peer().frames()[0]).id.name, "tick");
+    (void)sink;
+}
+
+TEST(topic_handover, a_held_publisher_is_not_read_until_released) {
+    test::topics t(2);
+    auto& sink = t.session_sink(1);
+    t.create("clock");
+    t.subscribe("clock", "sess/cb:tcp -h 127.0.0.1 -p 4064");
+    auto& publisher = t.connect(0, true);
+    t.svc().hold_intake(true);
+    const auto m = test::publish_message("clock", "tick", "held");
+    publisher.send(protocol::byte_view(m.data(), m.size()));
+    EXPECT_FALSE(test::run_until(t.shards(), [&] { return !t.sink_peer().frames().empty(); }, 200ms))
+        << "nothing is read while the intake is held";
+    EXPECT_EQ(blocking(t, [&] { return t.svc().deliveries_in_flight(); }), 0u);
+    t.svc().hold_intake(false);
+    ASSERT_TRUE(test::run_until(t.shards(), [&] { return !t.sink_peer().frames().empty(); }));
+    EXPECT_EQ(test::request_of(t.sink_peer().frames()[0]).id.name, "cb");
+    (void)sink;
+}
+
+TEST(topic_handover, held_connections_leave_with_their_partial_message) {
+    test::topics t(2);
+    t.create("clock");
+    auto& publisher = t.connect(1, true);
+    t.connect(0, false);
+    // Half a message before the hold: it is read and kept as a partial message.
+    const auto m = test::publish_message("clock", "tick", "split");
+    publisher.send(protocol::byte_view(m.data(), 20));
+    test::settle(t.shards());
+    t.svc().hold_intake(true);
+    std::size_t left = 99;
+    auto taken = blocking(t, [&] { return t.svc().take_connections(false, left); });
+    EXPECT_EQ(left, 0u);
+    ASSERT_EQ(taken.size(), 2u);
+    std::sort(taken.begin(), taken.end(), [](const auto& a, const auto& b) { return a.first.publish_side > b.first.publish_side; });
+    EXPECT_TRUE(taken[0].first.publish_side);
+    EXPECT_EQ(taken[0].first.pending, std::vector<std::byte>(m.begin(), m.begin() + 20));
+    EXPECT_FALSE(taken[1].first.publish_side);
+    EXPECT_TRUE(taken[1].first.pending.empty());
+    for (const auto& [state, fd] : taken) EXPECT_TRUE(fd);
+    EXPECT_TRUE(std::all_of(t.connections().begin(), t.connections().end(), [](const auto& c) { return c->closed(); }))
+        << "closed here once handed over";
+    EXPECT_TRUE(t.svc().local(0).connections().empty());
+    EXPECT_TRUE(t.svc().local(1).connections().empty());
+    t.svc().hold_intake(false);
+}
