@@ -294,32 +294,37 @@ void confirm_takeover(net::takeover_client& channel, std::size_t adopted) {
 /// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
 /// logged after a takeover (the sockets are ours then: exiting would drop them).
 /// How long a takeover waits for the topic service's deliveries in flight to end before its
-/// catalog moves; past it, the topic service stays with the old router.
+/// catalog moves; past it, the events still in flight stay behind.
 constexpr std::chrono::milliseconds topics_settle{2000};
 
 /// The takeover hooks that move the embedded topic service (docs/takeover.md "The topic service moves").
 void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier2, icestorm_bridge::topic_service& topics) {
-    hooks.hold_topics = [&glacier2, &topics]() -> std::optional<std::vector<std::vector<std::byte>>> {
+    hooks.topics_movable = [&glacier2, &topics] {
         if (topics.store()) {
             spdlog::info("takeover: the topic service keeps a database; it stays here with its subscribed sessions");
-            return std::nullopt;
+            return false;
         }
         if (const auto tls = glacier2.subscribed_sessions(true); tls > 0) {
             spdlog::warn("takeover: {} subscribed session(s) over TLS cannot move; the topic service stays here with "
                          "its subscribed sessions",
                          tls);
-            return std::nullopt;
+            return false;
         }
-        auto parts = topics.hold_for_takeover(topics_settle, net::takeover_topics_part_max);
-        if (!parts)
-            spdlog::warn("takeover: the topic service's deliveries did not end within {} ms; it stays here with its "
-                         "subscribed sessions",
-                         topics_settle.count());
+        glacier2.topics_leave(true);  // subscribed sessions move; their events are relayed until the service follows
+        return true;
+    };
+    hooks.hold_topics = [&topics] {
+        std::size_t unsettled = 0;
+        auto parts = topics.hold_for_takeover(topics_settle, net::takeover_topics_part_max, unsettled);
+        if (unsettled > 0)
+            spdlog::warn("takeover: {} topic event(s) still queued or unanswered after {} ms; they stay behind",
+                         unsettled, topics_settle.count());
         return parts;
     };
     hooks.topics_gone = [&glacier2, &topics](bool gone) {
-        glacier2.topics_leave(gone);
-        if (!gone) topics.hold_intake(false);
+        if (gone) return;
+        glacier2.topics_leave(false);
+        topics.hold_intake(false);
     };
     hooks.subscribed_sessions = [&glacier2] { return glacier2.subscribed_sessions(); };
     hooks.take_topic_connections = [&topics](bool last, std::size_t& left) { return topics.take_connections(last, left); };
@@ -347,7 +352,7 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
             }
         },
         std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms),
-        {}, {}, {}, {},  // the topic service's hooks: move_topics_too
+        {}, {}, {}, {}, {},  // the topic service's hooks: move_topics_too
     };
     if (topics) move_topics_too(hooks, glacier2, *topics);
     try {

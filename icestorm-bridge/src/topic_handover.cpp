@@ -29,21 +29,18 @@ std::size_t topic_service::deliveries_in_flight() {
     return shards_.sum_on_all([this](net::shard& sh) { return local(sh.index()).deliveries_in_flight(); });
 }
 
-std::optional<std::vector<std::vector<std::byte>>> topic_service::hold_for_takeover(std::chrono::milliseconds settle,
-                                                                                    std::size_t part_max) {
+std::vector<std::vector<std::byte>> topic_service::hold_for_takeover(std::chrono::milliseconds settle,
+                                                                    std::size_t part_max, std::size_t& unsettled) {
     using clock = std::chrono::steady_clock;
     hold_intake(true);
     const auto until = clock::now() + settle;
     // Two quiet rounds in a row: a publish read just before the hold reaches the other shards
     // as a message of the reading shard's turn, which the first round waits behind.
     int quiet = 0;
-    while (quiet < 2) {
-        quiet = deliveries_in_flight() == 0 ? quiet + 1 : 0;
-        if (quiet == 2) break;
-        if (clock::now() >= until) {
-            hold_intake(false);
-            return std::nullopt;
-        }
+    for (;;) {
+        unsettled = deliveries_in_flight();
+        quiet = unsettled == 0 ? quiet + 1 : 0;
+        if (quiet == 2 || clock::now() >= until) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(quiet ? 1 : 5));
     }
     return encode_catalog_image(snapshot(), part_max);

@@ -23,10 +23,10 @@ constexpr std::chrono::milliseconds movable_poll{10};       // between looks for
 constexpr std::size_t sessions_per_round = 256;              // taken off each shard at once
 constexpr std::size_t sessions_in_flight = 64;               // sent and not answered yet, at most
 constexpr int send_timeout_s = 5;
-// How long the subscribed sessions get to follow the topic catalog before the topic service's
-// connections go anyway (the publishers' intake is held meanwhile), and how long those
-// connections get to reach a message boundary.
-constexpr std::chrono::seconds subscribed_sessions_wait{2};
+// How long the topic service stays here for its subscribed sessions to move (their events are
+// relayed meanwhile) before it moves anyway, and how long its connections, held, get to reach a
+// message boundary.
+constexpr std::chrono::seconds subscribed_sessions_wait{5};
 constexpr std::chrono::seconds topic_connections_wait{1};
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -217,16 +217,16 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
     offers o;
     const auto start = clock::now();
     o.last_move = start;
-    auto topics = send_topics(conn, pid, o.channel_ok);
+    auto topics = plan_topics(conn, pid, o.channel_ok);
     while (hooks_.take_movable && o.channel_ok && clock::now() - start < hooks_.move_for) {
         auto batch = hooks_.take_movable(sessions_per_round);
         if (batch.empty()) {
             // The sessions in flight still count as open: their answers come first.
             await_all(conn, o);
-            // The topic service's connections follow its subscribed sessions (or a bounded wait for them).
+            // The topic service follows its subscribed sessions (or a bounded wait for them).
             if (topics.pending && o.channel_ok &&
                 (hooks_.subscribed_sessions() == 0 || clock::now() - topics.since >= subscribed_sessions_wait))
-                move_topic_connections(conn, pid, topics, o.channel_ok);
+                move_topics(conn, pid, topics, o.channel_ok);
             if (!o.channel_ok || hooks_.sessions() == 0) break;
             pollfd wake{wake_read_.get(), POLLIN, 0};
             if (::poll(&wake, 1, static_cast<int>(movable_poll.count())) > 0) break;  // stop()
@@ -242,12 +242,11 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
         }
     }
     await_all(conn, o);
-    if (topics.pending && o.channel_ok) move_topic_connections(conn, pid, topics, o.channel_ok);
+    if (topics.pending && o.channel_ok) move_topics(conn, pid, topics, o.channel_ok);
     if (topics.pending) {
-        // The channel failed after the catalog went: the new process may or may not hold it, and
-        // the publishers are still here. They are served here again.
-        spdlog::error("takeover: the topic service's connections could not move; it serves on here");
+        spdlog::error("takeover: the channel failed before the topic service could move; it serves on here");
         hooks_.topics_gone(false);
+        topics.pending = false;
     }
     const auto stayed = hooks_.sessions();
     if (o.channel_ok) {
@@ -262,36 +261,45 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
                  o.moved, o.bytes, pid, o.moved ? ms : 0, stayed);
 }
 
-takeover_server::topic_move takeover_server::send_topics(int conn, std::uint32_t pid, bool& channel_ok) {
+takeover_server::topic_move takeover_server::plan_topics(int conn, std::uint32_t pid, bool& channel_ok) {
     topic_move t;
-    std::optional<std::vector<std::vector<std::byte>>> parts;
-    if (hooks_.hold_topics) parts = hooks_.hold_topics();
+    t.pending = hooks_.topics_movable && hooks_.topics_movable();
+    t.since = std::chrono::steady_clock::now();
+    if (t.pending) return t;
     try {
-        if (!parts) {
-            // No topic service, or it stays: the new process's own topic service runs on its own.
-            send_message(conn, takeover_topics_done{false, 0});
-            return t;
-        }
-        for (std::size_t i = 0; i < parts->size(); ++i) {
-            send_message(conn, takeover_topics{(*parts)[i], i + 1 == parts->size()});
-            t.catalog_bytes += (*parts)[i].size();
+        // No topic service, or it stays: the new process's own topic service runs on its own.
+        send_message(conn, takeover_topics_done{false, 0});
+    } catch (const std::exception& e) {
+        spdlog::warn("takeover: could not tell pid {} that the topic service stays: {}", pid, e.what());
+        channel_ok = false;
+    }
+    return t;
+}
+
+void takeover_server::move_topics(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok) {
+    t.pending = false;
+    const auto held_at = std::chrono::steady_clock::now();
+    const auto parts = hooks_.hold_topics();
+    std::size_t bytes = 0;
+    try {
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            send_message(conn, takeover_topics{parts[i], i + 1 == parts.size()});
+            bytes += parts[i].size();
         }
     } catch (const std::exception& e) {
         spdlog::error("takeover: cannot send the topic catalog to pid {}: {}; the topic service serves on here", pid,
                       e.what());
         channel_ok = false;
-        if (parts) hooks_.topics_gone(false);
-        return t;
+        hooks_.topics_gone(false);
+        return;
     }
     hooks_.topics_gone(true);
-    t.pending = true;
-    t.since = std::chrono::steady_clock::now();
-    return t;
+    move_topic_connections(conn, pid, held_at, bytes, channel_ok);
 }
 
-void takeover_server::move_topic_connections(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok) {
+void takeover_server::move_topic_connections(int conn, std::uint32_t pid, std::chrono::steady_clock::time_point held_at,
+                                             std::size_t catalog_bytes, bool& channel_ok) {
     using clock = std::chrono::steady_clock;
-    t.pending = false;
     const auto until = clock::now() + topic_connections_wait;
     std::uint32_t sent = 0;
     for (;;) {
@@ -323,10 +331,10 @@ void takeover_server::move_topic_connections(int conn, std::uint32_t pid, topic_
             spdlog::warn("takeover: could not tell pid {} that the topic service moved: {}", pid, e.what());
         }
     }
-    const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t.since).count();
+    const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - held_at).count();
     spdlog::info("takeover: moved the topic service to pid {}: its catalog ({} bytes) and {} connection(s); "
-                 "publishers were held {} ms after the catalog went",
-                 pid, t.catalog_bytes, sent, held);
+                 "its publishers were held {} ms",
+                 pid, catalog_bytes, sent, held);
 }
 
 bool takeover_server::offer(int conn, takeover_session state, unique_fd fd, offers& o) {

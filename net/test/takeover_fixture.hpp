@@ -112,7 +112,7 @@ private:
                 --open_sessions;  // stays, but counted out here so that the server stops looking
             },
             std::chrono::milliseconds(5000),
-            {}, {}, {}, {},  // no topic service (takeover_topics_test has one)
+            {}, {}, {}, {}, {},  // no topic service
         };
     }
 

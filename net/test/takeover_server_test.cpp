@@ -91,7 +91,7 @@ struct fixture {
             [] { return std::uint32_t{3}; },
             [this] { ++handed; },
             {}, {}, {}, {},  // no session moves here (takeover_sessions_test)
-            {}, {}, {}, {},  // nor any topic service
+            {}, {}, {}, {}, {},  // nor any topic service
         };
         return std::make_unique<net::takeover_server>(path, "old-router", std::move(hooks));
     }

@@ -3,6 +3,7 @@
 #include <moraine/net/backend_pool.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
+#include <moraine/router/client_connection.hpp>
 #include <moraine/router/server_connection.hpp>
 #include <moraine/router/session_control.hpp>
 #include <moraine/router/session_router.hpp>
@@ -38,11 +39,34 @@ std::vector<protocol::endpoint> relay_endpoints(const std::vector<protocol::endp
     return out;
 }
 
+namespace {
+
+/// A topic event for a session the new process took: written to its server endpoint as the
+/// topic service writes to an external subscriber; a twoway one's reply (or nullptr, the relay
+/// failed) goes to the event's delivery state on this shard, never inside the caller's call.
+void relay_event(net::shard& home, net::backend_connection* conn, const std::string& failure, parked_callback c) {
+    if (!conn) {
+        spdlog::warn("takeover: cannot relay a topic event to the new process: {}", failure);
+        if (c.event_reply) net::asio::post(home.io(), [done = std::move(c.event_reply)] { done(nullptr); });
+        return;
+    }
+    if (!c.twoway) {
+        conn->send(net::outbound_frame{std::move(c.message), {}}, nullptr);
+        return;
+    }
+    conn->invoke(std::move(c.message), [done = std::move(c.event_reply)](const protocol::reply_view* reply, std::string_view) {
+        if (done) done(reply);
+    });
+}
+
+}  // namespace
+
 void relay_callback(session_shard& owner, parked_callback c) {
     ++owner.metrics().callbacks_relayed;
     auto& home = owner.io();
     std::string failure;
     auto conn = home.backends().get(owner.router().relay_target(), failure);
+    if (c.topic_event) return relay_event(home, conn.get(), failure, std::move(c));
     const auto back = c.back;
     if (!conn) {
         spdlog::warn("takeover: cannot relay a callback to the new process: {}", failure);
@@ -73,9 +97,20 @@ bool route_to_moved(session_shard& owner, std::string_view category, parked_call
     return true;
 }
 
+void deliver_event_here(session_shard& owner, std::string_view category, parked_callback c) {
+    auto* session = owner.find_session(category);
+    const auto r = session ? session->deliver_event(net::outbound_frame{std::move(c.message), {}}, c.twoway, c.event_reply)
+                           : net::enqueue_result::over_limit;
+    // Not queued (the session is gone again, or its connection closed on the limit): as a closed connection.
+    if (r == net::enqueue_result::over_limit && c.event_reply)
+        net::asio::post(owner.io().io(), [done = std::move(c.event_reply)] { done(nullptr); });
+}
+
 void release_parked(session_shard& owner, std::string_view category, std::vector<parked_callback> parked, bool taken) {
     for (auto& c : parked) {
         if (taken) relay_callback(owner, std::move(c));
+        else if (c.topic_event)
+            deliver_event_here(owner, category, std::move(c));
         else if (c.session_control)
             dispatch_session_control(owner, std::move(c.message), c.back.request_id != 0, std::move(c.back));
         else

@@ -138,7 +138,7 @@ void deliver_callback(session_shard& owner, std::string_view category, protocol:
     }
     if (owner.moved().contains(category)) {
         // The session lives in the new process (takeover): relayed there, or held until it is.
-        parked_callback c{false, std::move(message), how, std::move(override_key), route};
+        parked_callback c{false, std::move(message), how, std::move(override_key), route, false, false, {}};
         if (route_to_moved(owner, category, c)) return;
         message = std::move(c.message);
     }

@@ -168,7 +168,7 @@ void dispatch_session_control(session_shard& owner, protocol::byte_buffer messag
     if (!c && owner.moved().contains(r->id.name)) {
         // The session lives in the new process (takeover): its SessionControl object too.
         const std::string category(r->id.name);  // r views `message`, which moves below
-        parked_callback p{true, std::move(message), {}, {}, twoway ? route : callback_route{}};
+        parked_callback p{true, std::move(message), {}, {}, twoway ? route : callback_route{}, false, false, {}};
         if (route_to_moved(owner, category, p)) return;
         message = std::move(p.message);
         r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));

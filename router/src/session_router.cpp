@@ -125,12 +125,29 @@ session_router::delivery session_router::deliver(net::shard& sh, std::string_vie
                                                  std::size_t queue_limit, frame_source frame, bool twoway,
                                                  reply_done done) {
     auto* c = session_connection(sh, category, cache);
-    if (!c) return delivery::no_session;
+    if (!c) return deliver_to_moved(sh, category, frame, twoway, std::move(done));
     c->note_topic_state();  // its subscriptions live in this process's topic service: it stays
     // Checked before the frame is built: a slow subscriber costs no allocation.
     if (c->queued_bytes() >= queue_limit) return delivery::queue_full;
     const auto r = c->deliver_event(frame(), twoway, std::move(done));
     return r == net::enqueue_result::over_limit ? delivery::over_limit : delivery::queued;
+}
+
+session_router::delivery session_router::deliver_to_moved(net::shard& sh, std::string_view category,
+                                                          frame_source frame, bool twoway, reply_done done) {
+    auto& owner = local(sh.index());
+    if (!owner.moved().contains(category)) return delivery::no_session;
+    // The session left for a new process: the event follows it there (relayed, or parked while
+    // the session is in transit), as a back end's callback would.
+    auto f = frame();
+    parked_callback p;
+    p.topic_event = true;
+    p.twoway = twoway;
+    p.event_reply = std::move(done);
+    p.message = std::move(f.head);
+    if (f.tail) p.message.insert(p.message.end(), f.tail->begin(), f.tail->end());
+    // Too many parked for it: missed, as for a subscriber whose queue is full.
+    return route_to_moved(owner, category, p) ? delivery::queued : delivery::queue_full;
 }
 
 }  // namespace moraine::router

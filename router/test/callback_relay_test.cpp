@@ -166,7 +166,7 @@ TEST(callback_relay, parked_callbacks_of_a_session_that_came_back_reach_its_clie
     // As for a session taken off its shard and refused: parked while away, delivered once back.
     auto& owner = g.local(0);
     owner.moved().leave(category);
-    router::parked_callback p{false, test::request_message(0, {"cb", category}, "notify", ping("held")), {}, {}, {}};
+    router::parked_callback p{false, test::request_message(0, {"cb", category}, "notify", ping("held")), {}, {}, {}, false, false, {}};
     ASSERT_TRUE(router::route_to_moved(owner, category, p));
     const std::size_t before = c.peer().frames().size();
     router::release_parked(owner, category, owner.moved().come_back(category), false);
@@ -177,4 +177,54 @@ TEST(callback_relay, parked_callbacks_of_a_session_that_came_back_reach_its_clie
     EXPECT_FALSE(owner.moved().contains(category));
     next.pump();
     EXPECT_EQ(next.accepted(), 0u) << "nothing relayed";
+}
+
+TEST(callback_relay, topic_events_for_a_moved_session_follow_it_with_their_replies) {
+    // The topic service beside the router delivers to a session that left: parked while it is in
+    // transit, then relayed to the new process's server endpoint; a twoway event's reply comes
+    // back to the delivery state (here: `replies`), a oneway stays a oneway.
+    using delivery = net::session_directory::delivery;
+    test::loopback_backend next;
+    test::glacier2 g(served_by(next));
+    const auto category = hand_over_session(g);
+    net::session_directory::session_cache cache;
+    std::vector<bool> replies;  // true: an OK reply; false: none (the relay failed)
+    auto deliver = [&](std::string_view cat, std::string_view text, bool twoway) {
+        const auto message = test::request_message(0, {"tick", std::string(cat)}, "tick", ping(text));
+        auto make = [&] { return net::outbound_frame{message, {}}; };
+        net::session_directory::reply_done done;
+        if (twoway)
+            done = [&](const protocol::reply_view* r) { replies.push_back(r && r->status == protocol::reply_status::ok); };
+        return g.router().deliver(g.shards().at(0), cat, cache, 1 << 20, net::session_directory::frame_source(make), twoway,
+                                  std::move(done));
+    };
+
+    EXPECT_EQ(deliver(category, "e1", true), delivery::queued);
+    EXPECT_EQ(deliver(category, "e2", false), delivery::queued);
+    EXPECT_EQ(g.local(0).moved().parked(), 2u) << "held while the session is in transit";
+    EXPECT_EQ(deliver("never-here", "x", true), delivery::no_session) << "a session that never left this process";
+
+    g.router().moved_away(category);  // the new process took it
+    ASSERT_TRUE(test::run_until(g.shards(), [&] {
+        next.pump();
+        return requests_at(next).size() == 2 && replies.size() == 1;
+    }));
+    auto relayed = requests_at(next);
+    EXPECT_EQ(relayed[0].operation, "tick");
+    EXPECT_EQ(relayed[0].id.category, category);
+    EXPECT_NE(relayed[0].request_id, 0);
+    EXPECT_EQ(relayed[1].request_id, 0) << "a oneway event stays a oneway";
+    EXPECT_EQ(replies, std::vector<bool>{true});
+
+    // Taken: the next event goes there at once, in order after the parked ones.
+    EXPECT_EQ(deliver(category, "e3", true), delivery::queued);
+    ASSERT_TRUE(test::run_until(g.shards(), [&] {
+        next.pump();
+        return replies.size() == 2;
+    }));
+    relayed = requests_at(next);
+    ASSERT_EQ(relayed.size(), 3u);
+    protocol::input_stream in(relayed[2].params.payload(), relayed[2].params.encoding);
+    EXPECT_EQ(in.read_string(), "e3");
+    EXPECT_EQ(replies, (std::vector<bool>{true, true}));
 }

@@ -8,10 +8,11 @@ One property file serves both routers: client endpoints tcp, ws, ssl and wss (ce
 tests/interop/tls_certs.py), a server endpoint, the topic service (TopicManager, Publish),
 /metrics, Moraine.Takeover.Socket and a short Moraine.Takeover.DrainTimeout (4 s).
 
-  1. router A (2 shards) starts; sessions S1 and S2 are created on it. Both stay with the old
-     router (tests/ops/takeover_sessions.py shows tcp sessions moving): S2 is on ssl (TLS sessions
-     do not move), S1 on tcp with its callback object subscribed to a topic of A's own topic
-     service (that subscription lives in A, so the session may not move without it);
+  1. router A (2 shards) starts; sessions S1 and S2 are created on it, each with its callback
+     object subscribed to a topic of A's own topic service. Both stay with the old router
+     (tests/ops/takeover_sessions.py and takeover_icestorm.py show sessions moving): S2 is on ssl
+     (TLS sessions do not move), and a subscribed session over TLS keeps the topic service, and
+     with it S1 (tcp) whose subscription lives there, in A;
   2. a loop opens connections without a pause (tcp: connect + Ice validate connection; of every
      ten, one each on ws, ssl and wss: handshake + validate) and counts every refusal or failure;
   3. router B (3 shards) starts with --takeover: it must log that it accepts on all 15 sockets
@@ -82,17 +83,18 @@ class TlsClient(Client):
         self.category = None
 
 
-class SubscribedClient(Client):
-    """A tcp session whose callback object is subscribed to topic `takeover` of the router's own
-    topic service (routed through the router): the subscription lives in that process, so the
-    session must stay there in a takeover."""
-
-    def subscribe(self, tm_proxy):
-        adapter = self.ic.createObjectAdapterWithRouter("Subscriber", self.router)
-        subscriber = adapter.add(CallbackI(), Ice.Identity("sub", self.category))
-        adapter.activate()
-        tm = IceStorm.TopicManagerPrx.checkedCast(self.ic.stringToProxy(tm_proxy))
-        tm.create("takeover").subscribeAndGetPublisher({}, subscriber)
+def subscribe_callback(client, tm_proxy):
+    """Subscribes a callback object of `client`'s session to topic `takeover` of the router's own
+    topic service (routed through the router)."""
+    adapter = client.ic.createObjectAdapterWithRouter("Subscriber", client.router)
+    subscriber = adapter.add(CallbackI(), Ice.Identity("sub", client.category))
+    adapter.activate()
+    tm = IceStorm.TopicManagerPrx.checkedCast(client.ic.stringToProxy(tm_proxy))
+    try:
+        topic = tm.retrieve("takeover")
+    except IceStorm.NoSuchTopic:
+        topic = tm.create("takeover")
+    topic.subscribeAndGetPublisher({}, subscriber)
 
 
 class CallbackI(Demo.Callback):
@@ -129,6 +131,9 @@ class Hammer(threading.Thread):
     def stop(self):
         self.stopping.set()
         self.join(10)
+
+
+FORMAT = 3  # the takeover format version moraine-router speaks (docs/takeover.md "Wire format")
 
 
 def takeover_message(version, mtype, body=b""):
@@ -291,11 +296,12 @@ def main():
         a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
         proxy = "Glacier2/router:" + H.endpoint(ports["client"])
         tls_proxy = "Glacier2/router:" + H.endpoint(ports["ssl"], "ssl")
-        s1, s2 = SubscribedClient(env, proxy, hello), TlsClient(env, tls_proxy, hello, certs)
+        s1, s2 = Client(env, proxy, hello), TlsClient(env, tls_proxy, hello, certs)
         clients += [s1, s2]
         s1.open()
-        s1.subscribe("IceStorm/TopicManager:" + H.endpoint(ports["tm"]))
         s2.open()
+        for s in (s1, s2):
+            subscribe_callback(s, "IceStorm/TopicManager:" + H.endpoint(ports["tm"]))
         H.check(os.stat(sock_path).st_mode & 0o777 == 0o600, "the takeover socket is not mode 0600")
 
         # 2. Connections back to back, through the takeover.
@@ -329,7 +335,7 @@ def main():
         s1.hello.sayHello("during the drain")
         s2.hello.sayHello("during the drain")
         s2.router.destroySession()
-        report.append("8 new sessions all on B; S1 (tcp, subscribed) and S2 (ssl) stayed on A and kept calling"
+        report.append("8 new sessions all on B; S1 (tcp) and S2 (ssl), both subscribed, stayed on A and kept calling"
                       " through it, then S2 ended its session")
 
         # 5. A closes S1 at the deadline and exits 0.
@@ -399,11 +405,11 @@ def main():
         fds_before = open_fds(pid)
         garbage = refusal_reason(ask_raw(sock_path, b"GET / HTTP/1.1\r\n\r\n"))
         H.check("MRTK" in garbage, "garbage: refusal %r" % garbage)
-        future = refusal_reason(ask_raw(sock_path, takeover_message(3, 1, struct.pack("<I", 0) + struct.pack("<I", 1))))
-        H.check("version 3" in future, "version 3: refusal %r" % future)
+        future = refusal_reason(ask_raw(sock_path, takeover_message(FORMAT + 1, 1, struct.pack("<I", 0) + struct.pack("<I", 1))))
+        H.check("version %d" % (FORMAT + 1) in future, "version %d: refusal %r" % (FORMAT + 1, future))
         r, w = os.pipe()
         try:
-            hello_v1 = takeover_message(2, 1, struct.pack("<I", 1) + b"x" + struct.pack("<I", 1))
+            hello_v1 = takeover_message(FORMAT, 1, struct.pack("<I", 1) + b"x" + struct.pack("<I", 1))
             stray = refusal_reason(ask_raw(sock_path, hello_v1, fds=(r, w, r)))
         finally:
             os.close(r)
@@ -416,8 +422,8 @@ def main():
         last = Client(env, proxy, hello)
         clients.append(last)
         last.open()
-        report.append("garbage, version 3, a hello with 3 descriptors and a truncated hello were each refused"
-                      " (%r...); B's descriptors %d before and after; B served on" % (future[:60], fds_before))
+        report.append("garbage, version %d, a hello with 3 descriptors and a truncated hello were each refused"
+                      " (%r...); B's descriptors %d before and after; B served on" % (FORMAT + 1, future[:60], fds_before))
         # 9. A new router that cannot start (the topic database is the running router's) is refused.
         report.append(persistent_store_refused(env, hello))
         # 10. SIGTERM cuts the drain after a takeover short.

@@ -88,11 +88,11 @@ public:
     /// Events queued for a subscriber or awaiting its reply, over every shard. Blocks: not on a shard.
     std::size_t deliveries_in_flight();
     /** Old side: holds the intake, then waits up to `settle` for every delivery in flight to end
-        (twoway events answered, queues empty). @return the catalog image (catalog_image.hpp) in
-        parts of at most `part_max` bytes; nullopt if the deliveries did not end in time (the
-        intake then runs again). Blocks: not on a shard. */
-    std::optional<std::vector<std::vector<std::byte>>> hold_for_takeover(std::chrono::milliseconds settle,
-                                                                         std::size_t part_max);
+        (twoway events answered, queues empty); `unsettled` is what was still in flight then (those
+        events do not move). @return the catalog image (catalog_image.hpp) in parts of at most
+        `part_max` bytes. Blocks: not on a shard. */
+    std::vector<std::vector<std::byte>> hold_for_takeover(std::chrono::milliseconds settle, std::size_t part_max,
+                                                          std::size_t& unsettled);
     /// Topics, links and subscribers with their QoS, as they stand. Blocks: not on a shard.
     stored_catalog snapshot();
     /** New side: adds the old process's catalog (decode_catalog_image) to this one. A subscriber

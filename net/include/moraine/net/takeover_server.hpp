@@ -39,12 +39,15 @@ struct takeover_hooks {
     std::chrono::milliseconds move_for{0};
 
     // Version 3, the embedded topic service (docs/takeover.md "The topic service moves"); without
-    // hold_topics it stays here, and so do the sessions whose servants subscribed to it.
-    /// Holds the topic service's intake until its deliveries end. @return its catalog image in
-    /// parts (each at most takeover_topics_part_max bytes), or nullopt: it stays here.
-    std::function<std::optional<std::vector<std::vector<std::byte>>>()> hold_topics;
-    /// The catalog reached the new process (true: subscribed sessions may move now), or the
-    /// topic service stays here after all (false: its intake runs again).
+    // topics_movable it stays here, and so do the sessions whose servants subscribed to it.
+    /// Whether the topic service will move; if so, its subscribed sessions may move from now on
+    /// (their events are relayed to the new process until the topic service follows them).
+    std::function<bool()> topics_movable;
+    /// Holds the topic service's intake and waits (bounded) for its deliveries to end.
+    /// @return its catalog image in parts, each at most takeover_topics_part_max bytes.
+    std::function<std::vector<std::vector<std::byte>>()> hold_topics;
+    /// The catalog reached the new process (true), or the topic service stays here after all
+    /// (false: its intake runs again, and its subscribed sessions no longer move).
     std::function<void(bool gone)> topics_gone;
     /// Sessions here whose servants subscribed to the topic service.
     std::function<std::size_t()> subscribed_sessions;
@@ -116,15 +119,17 @@ private:
     void give_up(offers& o, const std::string& why);
     /// The topic service's move as move_sessions drives it.
     struct topic_move {
-        bool pending = false;  ///< the catalog went; the connections have not yet
+        bool pending = false;  ///< it will move and has not yet
         std::chrono::steady_clock::time_point since;
-        std::size_t catalog_bytes = 0;
     };
-    /// Holds the topic service and sends its catalog, or tells the new process it stays here.
-    topic_move send_topics(int conn, std::uint32_t pid, bool& channel_ok);
+    /// Whether the topic service will move; if not, tells the new process (topics_done, not moved).
+    topic_move plan_topics(int conn, std::uint32_t pid, bool& channel_ok);
+    /// Holds the topic service, sends its catalog, then its connections.
+    void move_topics(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok);
     /// Sends the topic service's connections as they become movable (at most
     /// topic_connections_wait), then topics_done.
-    void move_topic_connections(int conn, std::uint32_t pid, topic_move& t, bool& channel_ok);
+    void move_topic_connections(int conn, std::uint32_t pid, std::chrono::steady_clock::time_point held_at,
+                                std::size_t catalog_bytes, bool& channel_ok);
 
     std::string path_, program_;
     takeover_hooks hooks_;

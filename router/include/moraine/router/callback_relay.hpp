@@ -28,6 +28,10 @@ void relay_callback(session_shard& owner, parked_callback c);
     that does not exist. */
 bool route_to_moved(session_shard& owner, std::string_view category, parked_callback& c);
 
+/** A topic event parked for `category`, whose session came back (the new process refused it):
+    queued on its client connection here; if it is gone, a twoway event's reply is nullptr. */
+void deliver_event_here(session_shard& owner, std::string_view category, parked_callback c);
+
 /** The new process answered for session `category`, in transit: its parked requests are
     relayed there (`taken`) or delivered here, to the session that came back. On `owner`'s shard. */
 void release_parked(session_shard& owner, std::string_view category, std::vector<parked_callback> parked, bool taken);

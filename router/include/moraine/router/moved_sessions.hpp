@@ -2,6 +2,7 @@
 // Takeover, old side: the sessions a shard handed over to a new process, and the callbacks that
 // arrive for them meanwhile (docs/takeover.md "Back ends").
 #include <moraine/net/callback_route.hpp>
+#include <moraine/net/session_directory.hpp>
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/router/forward_options.hpp>
 
@@ -13,13 +14,19 @@
 
 namespace moraine::router {
 
-/// A request from a back end for a session in transit, held until the new process answers.
+/// A request for a session in transit, held until the new process answers: from a back end,
+/// or an event of the topic service beside the router.
 struct parked_callback {
     bool session_control = false;  ///< a SessionControl call (dispatch_session_control), else a callback
     protocol::byte_buffer message;  ///< the whole request message, request id 0
     forward_options how;           ///< callbacks: how it is forwarded
     std::string override_key;      ///< callbacks: `_ovrd` key in buffered mode, or empty
     net::callback_route back;      ///< where the reply goes (request_id 0: a oneway)
+    /// A topic event (session_router::deliver) rather than a back end's request: `back` is unused;
+    /// a twoway one's reply goes to `event_reply`, with nullptr if it cannot be delivered.
+    bool topic_event = false;
+    bool twoway = false;  ///< topic events: a twoway request
+    net::session_directory::reply_done event_reply;
 };
 
 /** One shard's sessions that left for a new process. A session is **in transit** from the

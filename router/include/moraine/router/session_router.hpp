@@ -106,6 +106,10 @@ public:
                      frame_source frame, bool twoway, reply_done done) override;
 
 private:
+    /// deliver() for a session that is not here: one that left for a new process gets the event
+    /// there (route_to_moved), any other is no_session.
+    delivery deliver_to_moved(net::shard& sh, std::string_view category, frame_source frame, bool twoway,
+                              reply_done done);
     /// The client connection holding session `category` on `sh`, from `cache` when still valid.
     client_connection* session_connection(net::shard& sh, std::string_view category, session_cache& cache) noexcept;
 
