@@ -33,9 +33,11 @@ a classic Glacier2 deployment: clock-subscriber's sessions subscribe to it throu
 clock-publisher publishes to it directly, and IceStorm delivers through the router's server
 endpoint. Those sessions move like any other, and A relays the ticks IceStorm still sends it.
 
-With the embedded topic service (the default), its catalog, its subscribed sessions and the
-publisher's connection move too (docs/takeover.md "The topic service moves"): the publisher is
-held while they move, so the ticks of that moment come late (p99 during the takeover), none lost.
+With the embedded topic service (the default), its subscribed sessions move too, and then the
+topic service itself with the publisher's connection (docs/takeover.md "The topic service
+moves"): A relays the ticks of sessions that already moved, then holds the publisher only while
+its catalog and connections go; late ticks show in the p99 during the takeover, lost ones in
+"ticks lost".
 The idle mode measures the time to move N sessions that hold no subscription.
 
 Reported per run: sessions moved / stayed (A's log) / adopted (B's log) / lost, the time A took to

@@ -28,7 +28,9 @@ bool topic_connection::adopt(protocol::byte_view pending, std::chrono::milliseco
 }
 
 std::optional<std::pair<net::takeover_topic_connection, net::unique_fd>> topic_connection::hand_over() {
-    if (!movable_with_partial()) return std::nullopt;
+    // A partial message larger than a catalog part may not fit the channel's packets: such a
+    // connection stays, and is closed gracefully with the rest.
+    if (!movable_with_partial() || partial_message().size() > net::takeover_topics_part_max) return std::nullopt;
     net::takeover_topic_connection m;
     m.publish_side = publish_side_;
     m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;

@@ -2,6 +2,7 @@
 // the receiver's descriptors name the same open files; more descriptors than allowed, a longer
 // message, a closed peer, a timeout and a cancel are errors, and none of them leaks a descriptor.
 #include <moraine/net/descriptor_passing.hpp>
+#include <moraine/net/takeover_message.hpp>
 
 #include "open_descriptors.hpp"
 
@@ -137,4 +138,18 @@ TEST(descriptor_passing, sending_more_than_a_message_may_carry_is_refused) {
     seqpacket_pair p;
     std::vector<int> many(net::max_fds_per_packet + 1, p.a.get());
     EXPECT_THROW(net::send_packet(p.a.get(), text("x"), many), net::channel_error);
+}
+
+TEST(descriptor_passing, the_largest_topic_catalog_part_fits_a_default_socket) {
+    // A Unix packet is bounded by the sender's buffer: Linux's default is 208 KiB
+    // (net.core.wmem_default), and setsockopt doubles what it is given. A takeover's topic
+    // catalog goes in parts that must cross such a socket (a 512 KiB part did not).
+    seqpacket_pair p;
+    const int half_of_default = 212992 / 2;
+    ASSERT_EQ(::setsockopt(p.a.get(), SOL_SOCKET, SO_SNDBUF, &half_of_default, sizeof half_of_default), 0);
+    const auto bytes =
+        net::encode_takeover(net::takeover_topics{std::vector<std::byte>(net::takeover_topics_part_max), true});
+    net::send_packet(p.a.get(), bytes);
+    const auto got = net::receive_packet(p.b.get(), net::takeover_message_max, 0, 1s);
+    EXPECT_EQ(got.bytes.size(), bytes.size());
 }

@@ -21,8 +21,10 @@ inline constexpr std::uint16_t takeover_version = 3;
 inline constexpr std::size_t takeover_header_bytes = 7;
 /// Upper bound of one message's bytes (a listeners message with thousands of sockets fits).
 inline constexpr std::size_t takeover_message_max = 1 << 20;
-/// Upper bound of one takeover_topics part: a catalog is cut into parts of at most this many bytes.
-inline constexpr std::size_t takeover_topics_part_max = takeover_message_max / 2;
+/// Upper bound of one takeover_topics part: a catalog is cut into parts of at most this many
+/// bytes. Far below the largest packet a Unix socket takes with Linux's default buffer size
+/// (net.core.wmem_default, 208 KiB), which bounds one message whatever takeover_message_max says.
+inline constexpr std::size_t takeover_topics_part_max = 64 * 1024;
 
 /// Which configured endpoint a listening socket serves: the same three values in the old and
 /// the new process mean the same socket.
