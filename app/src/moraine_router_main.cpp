@@ -291,8 +291,6 @@ void confirm_takeover(net::takeover_client& channel, std::size_t adopted) {
     }
 }
 
-/// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
-/// logged after a takeover (the sockets are ours then: exiting would drop them).
 /// How long a takeover waits for the topic service's deliveries in flight to end before its
 /// catalog moves; past it, the events still in flight stay behind.
 constexpr std::chrono::milliseconds topics_settle{2000};
@@ -330,6 +328,9 @@ void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier
     hooks.take_topic_connections = [&topics](bool last, std::size_t& left) { return topics.take_connections(last, left); };
 }
 
+/// The takeover socket, when configured; a failure is fatal at a first start (`fatal`), only
+/// logged after a takeover (the sockets are ours then: exiting would drop them). With `topics`,
+/// the topic service moves too.
 std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg, net::shard_set& shards,
                                                       router::session_router& glacier2,
                                                       icestorm_bridge::topic_service* topics, bool fatal) {

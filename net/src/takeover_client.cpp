@@ -97,7 +97,6 @@ takeover_client::sessions_received takeover_client::receive_session_batches(cons
             if (image.size() + part->part.size() > catalog_image_max) throw channel_error("a topic catalog larger than allowed");
             image.insert(image.end(), part->part.begin(), part->part.end());
             if (part->last) {
-                got.catalog_bytes += image.size();
                 if (topics.install) topics.install(std::move(image));
                 image.clear();
             }
@@ -106,7 +105,6 @@ takeover_client::sessions_received takeover_client::receive_session_batches(cons
         if (auto* c = std::get_if<takeover_topic_connection>(&m)) {
             if (fds.size() != 1)
                 throw channel_error("a topic connection message with " + std::to_string(fds.size()) + " descriptors, not 1");
-            ++got.topic_connections;
             if (topics.adopt) topics.adopt(*c, std::move(fds.front()));
             return true;
         }

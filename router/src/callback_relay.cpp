@@ -41,13 +41,19 @@ std::vector<protocol::endpoint> relay_endpoints(const std::vector<protocol::endp
 
 namespace {
 
+/// A topic event that reaches no session: its delivery state hears "no reply" (nullptr), as for
+/// a closed connection, on `home` once the caller's call has returned.
+void reply_none_later(net::shard& home, net::session_directory::reply_done done) {
+    if (done) net::asio::post(home.io(), [done = std::move(done)] { done(nullptr); });
+}
+
 /// A topic event for a session the new process took: written to its server endpoint as the
 /// topic service writes to an external subscriber; a twoway one's reply (or nullptr, the relay
 /// failed) goes to the event's delivery state on this shard, never inside the caller's call.
 void relay_event(net::shard& home, net::backend_connection* conn, const std::string& failure, parked_callback c) {
     if (!conn) {
         spdlog::warn("takeover: cannot relay a topic event to the new process: {}", failure);
-        if (c.event_reply) net::asio::post(home.io(), [done = std::move(c.event_reply)] { done(nullptr); });
+        reply_none_later(home, std::move(c.event_reply));
         return;
     }
     if (!c.twoway) {
@@ -102,8 +108,7 @@ void deliver_event_here(session_shard& owner, std::string_view category, parked_
     const auto r = session ? session->deliver_event(net::outbound_frame{std::move(c.message), {}}, c.twoway, c.event_reply)
                            : net::enqueue_result::over_limit;
     // Not queued (the session is gone again, or its connection closed on the limit): as a closed connection.
-    if (r == net::enqueue_result::over_limit && c.event_reply)
-        net::asio::post(owner.io().io(), [done = std::move(c.event_reply)] { done(nullptr); });
+    if (r == net::enqueue_result::over_limit) reply_none_later(owner.io(), std::move(c.event_reply));
 }
 
 void release_parked(session_shard& owner, std::string_view category, std::vector<parked_callback> parked, bool taken) {

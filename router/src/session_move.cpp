@@ -37,7 +37,8 @@ protocol::proxy decode_proxy(const std::vector<std::byte>& bytes, const char* wh
 std::optional<net::takeover_session> client_connection::move_state() {
     // Buffered mode's queues move only empty (a hold timer without requests carries nothing).
     const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
-    // A subscribed session moves only once the topic service's catalog has gone ahead of it.
+    // A subscribed session moves only once the takeover has decided that the topic service follows
+    // it (session_router::topics_leave); its events are relayed meanwhile.
     const bool pinned_by_topics = topic_state_ && !local_.router().topics_leaving();
     if (!session_ || creating_session || stays_ || pinned_by_topics || queued || resolving_ > 0 || blocked_on_backend_ ||
         !at_message_boundary())

@@ -55,8 +55,6 @@ public:
         std::uint32_t stayed = 0;          ///< sessions the old process still holds (its sessions_done)
         bool done = false;                 ///< the old process said sessions_done
         std::chrono::milliseconds took{};  ///< from the call to the last session adopted
-        std::uint64_t catalog_bytes = 0;   ///< of the topic catalog received (version 3)
-        std::uint32_t topic_connections = 0;
     };
     /// What becomes of the topic service's messages (version 3); each may be empty.
     struct topic_receiver {

@@ -76,9 +76,10 @@ public:
     /// Takeover, old side, from a thread that is no shard's: back-end requests relayed so far
     /// (router_metrics::callbacks_relayed over every shard); blocks until every shard answered.
     std::size_t callbacks_relayed();
-    /** Takeover, old side: the embedded topic service's catalog went to the new process (or, with
-        false, stays here after all), so a session whose servants subscribed may move like any
-        other (docs/takeover.md "The topic service moves"). Any thread. */
+    /** Takeover, old side: the embedded topic service will follow its subscribed sessions to the
+        new process, so a session whose servants subscribed may move like any other, its events
+        relayed until the service follows (false: the service stays here after all, and so do
+        they). docs/takeover.md "The topic service moves". Any thread. */
     void topics_leave(bool leaving) noexcept { topics_leaving_.store(leaving, std::memory_order_relaxed); }
     bool topics_leaving() const noexcept { return topics_leaving_.load(std::memory_order_relaxed); }
     /// Takeover, old side, from a thread that is no shard's: sessions here whose servants
