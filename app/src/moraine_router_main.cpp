@@ -24,6 +24,7 @@
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <poll.h>
 #include <thread>
 #include <mutex>
 #include <unistd.h>
@@ -297,11 +298,7 @@ constexpr std::chrono::milliseconds topics_settle{2000};
 
 /// The takeover hooks that move the embedded topic service (docs/takeover.md "The topic service moves").
 void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier2, icestorm_bridge::topic_service& topics) {
-    hooks.topics_movable = [&glacier2, &topics] {
-        if (topics.store()) {
-            spdlog::info("takeover: the topic service keeps a database; it stays here with its subscribed sessions");
-            return false;
-        }
+    hooks.topics_movable = [&glacier2] {
         if (const auto tls = glacier2.subscribed_sessions(true); tls > 0) {
             spdlog::warn("takeover: {} subscribed session(s) over TLS cannot move; the topic service stays here with "
                          "its subscribed sessions",
@@ -320,7 +317,11 @@ void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier
         return parts;
     };
     hooks.topics_gone = [&glacier2, &topics](bool gone) {
-        if (gone) return;
+        if (gone) {
+            // The new router opens the database once the catalog is there (docs/takeover.md "The topic database").
+            if (topics.release_store()) spdlog::info("takeover: the topic database is closed here; the new router opens it");
+            return;
+        }
         glacier2.topics_leave(false);
         topics.hold_intake(false);
     };
@@ -413,7 +414,35 @@ private:
         } catch (const std::exception& e) {
             spdlog::warn("takeover: no more sessions from the old router: {}", e.what());
         }
-        if (topics_) topics_->hold_intake(false);  // whatever became of the old router's topic service
+        // Whatever became of the old router's topic service; with a database, once it is open here.
+        if (topics_ && (!topics_->store_pending() || await_store(!catalog_received_))) topics_->hold_intake(false);
+    }
+
+    /** The topic database the old router held: opened once it lets go (at once after its
+        catalog came, else when it exits), retried every 200 ms until then or until this router
+        stops (false). With `restore`, the catalog comes from the database. */
+    bool await_store(bool restore) {
+        using clock = std::chrono::steady_clock;
+        const auto start = clock::now();
+        auto next_note = start;
+        for (;;) {
+            try {
+                if (topics_->open_pending_store(restore)) return true;
+            } catch (const std::exception& e) {
+                spdlog::error("takeover: the topic database cannot be opened ({}); the topic service serves on "
+                              "without it, and its changes are not stored",
+                              e.what());
+                return true;
+            }
+            if (clock::now() >= next_note) {
+                spdlog::info("takeover: waiting for the old router to let go of the topic database; the topic service "
+                             "answers here once it has ({} s so far)",
+                             std::chrono::duration_cast<std::chrono::seconds>(clock::now() - start).count());
+                next_note += std::chrono::seconds(10);
+            }
+            pollfd cancel{cancel_read_.get(), POLLIN, 0};
+            if (::poll(&cancel, 1, 200) > 0) return false;  // this router stops
+        }
     }
 
     /// The old router's topic catalog and connections go to this router's topic service.
@@ -421,12 +450,13 @@ private:
         if (!topics_) return {};
         auto& topics = *topics_;
         return {
-            [&topics](std::vector<std::byte> image) {
+            [this, &topics](std::vector<std::byte> image) {
                 try {
                     auto moved = icestorm_bridge::decode_catalog_image(image);
                     const auto offered = moved.subscribers.size();
                     const auto topic_count = moved.topics.size();
                     const auto added = topics.install(std::move(moved));
+                    catalog_received_ = true;
                     spdlog::info("takeover: took over the topic catalog ({} bytes): {} topic(s), {} of {} subscriber(s)",
                                  image.size(), topic_count, added, offered);
                 } catch (const std::exception& e) {
@@ -437,17 +467,33 @@ private:
                 if (const auto why = topics.adopt_connection(m, std::move(fd)); !why.empty())
                     spdlog::warn("takeover: a topic connection is refused ({}); its peer reconnects", why);
             },
-            [&topics](bool moved) {
+            [this, &topics](bool moved) {
                 spdlog::info("takeover: {}", moved ? "the topic service moved here; its publishers are read again"
                                                    : "the old router keeps its topic service");
-                topics.hold_intake(false);
+                // A database the old router kept stays pending (and the intake held) until it exits.
+                if (!topics.store_pending() || (moved && await_moved_store())) topics.hold_intake(false);
             },
         };
+    }
+
+    /// After the topic service moved: the old router closed the database before it sent the
+    /// connections, so it opens at once; tried for at most 2 s here, then after the sessions.
+    bool await_moved_store() {
+        for (int tries = 0; tries < 10; ++tries) {
+            try {
+                if (topics_->open_pending_store(!catalog_received_)) return true;
+            } catch (const std::exception&) {
+                return false;  // await_store logs it after the sessions
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        return false;
     }
 
     static constexpr std::size_t adopt_batch = 64;  // sessions adopted at once, at most
     net::takeover_client channel_;
     icestorm_bridge::topic_service* topics_;
+    bool catalog_received_ = false;  // the old router's catalog is installed; the intake thread's
     net::unique_fd cancel_read_, cancel_write_;
     std::thread thread_;
 };
@@ -531,7 +577,10 @@ int main(int argc, char** argv) {
         if (inherited) shards->adopt(std::move(inherited));
         glacier2 = std::make_unique<router::session_router>(*shards, std::make_shared<const router::config>(cfg.router));
         glacier2->start();  // before the topic service: it asks the router for its bound server endpoints
-        if (cfg.topics.enabled) topics = std::make_unique<icestorm_bridge::topic_service>(*shards, cfg.topics, glacier2.get());
+        if (cfg.topics.enabled)
+            topics = std::make_unique<icestorm_bridge::topic_service>(
+                *shards, cfg.topics, glacier2.get(),
+                taking_over ? icestorm_bridge::store_opening::when_released : icestorm_bridge::store_opening::now);
         if (cfg.runtime.metrics.enabled) metrics = std::make_unique<net::metrics_server>(*shards, cfg.runtime.metrics);
         if (cfg.admin.enabled) admin = start_admin(*shards, cfg, cl->admin, topics != nullptr);
         if (const auto left = shards->inherited_left(); !left.empty())

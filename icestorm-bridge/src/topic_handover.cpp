@@ -5,13 +5,13 @@
 #include <moraine/icestorm_bridge/catalog_image.hpp>
 #include <moraine/icestorm_bridge/topic_connection.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
 #include <moraine/net/adopted_connection.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 
 #include <spdlog/spdlog.h>
 
-#include <future>
 #include <thread>
 
 namespace moraine::icestorm_bridge {
@@ -81,12 +81,7 @@ std::size_t topic_service::install(stored_catalog moved) {
     }
     std::vector<char> added;
     std::map<std::string, std::vector<link_info>> links;
-    std::promise<void> on_zero;
-    shards_.invoke_on(0, [&](net::shard&) {
-        links = catalog_->adopt(moved.topics, moved.links, placed, added);
-        on_zero.set_value();
-    });
-    on_zero.get_future().wait();
+    shards_.call_on(0, [&](net::shard&) { links = catalog_->adopt(moved.topics, moved.links, placed, added); });
     return shards_.sum_on_all([&](net::shard& sh) {
         auto& l = local(sh.index());
         for (const auto& name : moved.topics) l.topic_created(name);
@@ -126,19 +121,47 @@ std::vector<std::pair<net::takeover_topic_connection, net::unique_fd>> topic_ser
 
 std::string topic_service::adopt_connection(const net::takeover_topic_connection& m, net::unique_fd fd) {
     const unsigned target = next_adopting_.fetch_add(1, std::memory_order_relaxed) % shards_.size();
-    std::promise<std::string> why;
-    shards_.invoke_on(target, [&](net::shard& sh) {
-        try {
+    try {
+        shards_.call_on(target, [&](net::shard& sh) {
             const auto kind = m.transport == net::session_transport::ws ? net::transport_kind::ws : net::transport_kind::tcp;
             net::transport t(net::adopt_connected_socket(sh.io(), std::move(fd)), kind, nullptr, true);
             auto c = std::make_shared<topic_connection>(sh, std::move(t), *this, m.publish_side);
             c->adopt(protocol::byte_view(m.pending.data(), m.pending.size()), std::chrono::milliseconds(m.idle_ms));
-            why.set_value({});
-        } catch (const std::exception& e) {
-            why.set_value(e.what());
-        }
-    });
-    return why.get_future().get();
+        });
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
+bool topic_service::release_store() {
+    std::unique_ptr<topic_store> closing;
+    // The catalog writes through store_ on shard 0 only, so taking it there ends its use.
+    shards_.call_on(0, [this, &closing](net::shard&) { closing = std::move(store_); });
+    const bool had = closing != nullptr;
+    closing.reset();  // here, not on shard 0: the queued writes finish, then the file's lock goes
+    return had;
+}
+
+bool topic_service::open_pending_store(bool restore) {
+    std::unique_ptr<topic_store> opened;
+    try {
+        opened = std::make_unique<topic_store>(cfg_.store_dir, shards_.at(0).io().get_executor());
+    } catch (const store_held&) {
+        return false;
+    }
+    if (restore) {
+        auto stored = opened->load();
+        const auto topic_count = stored.topics.size(), links = stored.links.size(), offered = stored.subscribers.size();
+        const auto added = install(std::move(stored));  // install stores nothing: it is all there
+        spdlog::info("topic database {}: {} topic(s), {} of {} subscriber(s), {} link(s) restored", opened->path(),
+                     topic_count, added, offered, links);
+    } else {
+        spdlog::info("topic database {}: open here; its contents came with the takeover", opened->path());
+    }
+    shards_.call_on(0, [this, &opened](net::shard&) { store_ = std::move(opened); });
+    store_pending_ = false;
+    return true;
 }
 
 }  // namespace moraine::icestorm_bridge

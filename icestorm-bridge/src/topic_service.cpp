@@ -65,7 +65,8 @@ constexpr net::metric_family upstream_links{"moraine_upstream_links", "gauge",
 
 }  // namespace
 
-topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions)
+topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions,
+                             store_opening opening)
     : shards_(shards), cfg_(std::move(cfg)), sessions_(sessions) {
     for (unsigned i = 0; i < shards_.size(); ++i) {
         locals_.push_back(std::make_unique<local_topics>(*this, shards_.at(i), delivery_limits_of(cfg_)));
@@ -79,7 +80,7 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     }
     catalog_ = std::make_unique<icestorm_bridge::catalog>(*this);
     const auto& c = cfg_;
-    if (!c.transient) open_store();
+    if (!c.transient) open_store(opening);
     auto bound_manager = shards_.listen("IceStorm.TopicManager", c.topic_manager_endpoints, [this](net::shard& sh, net::transport s) {
         std::make_shared<topic_connection>(sh, std::move(s), *this, false)->start();
     });
@@ -117,10 +118,19 @@ std::vector<protocol::endpoint> topic_service::listen_publish(const std::vector<
     return bound;
 }
 
-void topic_service::open_store() {
+void topic_service::open_store(store_opening opening) {
     // Before the endpoints are bound: is_session_subscriber needs no endpoints of ours, and no
     // request can reach the catalog before it holds what was stored.
-    store_ = std::make_unique<topic_store>(cfg_.store_dir, shards_.at(0).io().get_executor());
+    try {
+        store_ = std::make_unique<topic_store>(cfg_.store_dir, shards_.at(0).io().get_executor());
+    } catch (const store_held& e) {
+        if (opening == store_opening::now) throw;
+        // The router being taken over holds it; the takeover keeps this service's intake held
+        // until it is open here.
+        spdlog::info("{}; opened here once the old router lets go of it", e.what());
+        store_pending_ = true;
+        return;
+    }
     auto stored = store_->load();
     spdlog::info("topic database {}: {} topic(s), {} subscriber(s), {} link(s) restored", store_->path(),
                  stored.topics.size(), stored.subscribers.size(), stored.links.size());

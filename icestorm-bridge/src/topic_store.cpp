@@ -125,13 +125,15 @@ topic_store::topic_store(const std::string& dir, boost::asio::any_io_executor ho
                               "BEGIN EXCLUSIVE; COMMIT;" +
                               std::string(schema);
     char* err = nullptr;
-    if (sqlite3_exec(db_, setup.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db_, setup.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
         std::string why = err ? err : sqlite3_errmsg(db_);
         sqlite3_free(err);
         sqlite3_close(db_);
         db_ = nullptr;
-        throw store_error("topic database " + path_ + ": " + why +
-                          (why.find("locked") != std::string::npos ? " (another process uses it)" : ""));
+        // BEGIN EXCLUSIVE without a busy handler: another process's lock answers BUSY at once.
+        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+            throw store_held("topic database " + path_ + ": " + why + " (another process uses it)");
+        throw store_error("topic database " + path_ + ": " + why);
     }
     statement version(db_, "PRAGMA user_version");
     const int found = version.s && sqlite3_step(version.s) == SQLITE_ROW ? sqlite3_column_int(version.s, 0) : -1;

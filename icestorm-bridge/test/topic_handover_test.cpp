@@ -5,9 +5,14 @@
 #include "topics_harness.hpp"
 
 #include <moraine/icestorm_bridge/catalog_image.hpp>
+#include <moraine/icestorm_bridge/topic_store.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <future>
+#include <unistd.h>
 
 using namespace moraine;
 using namespace std::chrono_literals;
@@ -28,7 +33,90 @@ const icestorm_bridge::stored_subscriber* find(const icestorm_bridge::stored_cat
     return nullptr;
 }
 
+/// A fresh directory for one test's topic database, removed after it.
+struct database_dir {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("moraine-handover-" + std::to_string(::getpid()) + "-" +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    database_dir() {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~database_dir() { std::filesystem::remove_all(path); }
+    /// A persistent topic service on this directory.
+    std::function<void(icestorm_bridge::topics_config&)> config() const {
+        return [dir = path.string()](icestorm_bridge::topics_config& c) {
+            c.transient = false;
+            c.store_dir = dir;
+        };
+    }
+    /// The topics stored, sorted, read by a store of its own (no service holds the file then).
+    std::vector<std::string> stored_topics() const {
+        boost::asio::io_context io;
+        auto topics = icestorm_bridge::topic_store(path.string(), io.get_executor()).load().topics;
+        std::sort(topics.begin(), topics.end());
+        return topics;
+    }
+};
+
+std::vector<std::string> sorted_topics(test::topics& t) {
+    auto topics = blocking(t, [&] { return t.svc().snapshot(); }).topics;
+    std::sort(topics.begin(), topics.end());
+    return topics;
+}
+
 }  // namespace
+
+TEST(topic_handover, the_database_opens_on_the_new_side_once_the_old_side_lets_go) {
+    database_dir dir;
+    auto old_side = std::make_unique<test::topics>(2, dir.config());
+    ASSERT_EQ(test::reply_of(old_side->create("clock")).status, protocol::reply_status::ok);
+    // The new process starts while the old one holds the file: pending, not refused.
+    EXPECT_THROW(test::topics(2, dir.config()), icestorm_bridge::store_held);
+    auto owned_new_side = std::make_unique<test::topics>(2, dir.config(), nullptr, icestorm_bridge::store_opening::when_released);
+    auto& new_side = *owned_new_side;
+    EXPECT_TRUE(new_side.svc().store_pending());
+    EXPECT_FALSE(blocking(new_side, [&] { return new_side.svc().open_pending_store(false); })) << "still held";
+
+    // The takeover's order: the catalog goes, the old side closes the file, the new side opens it.
+    const auto snap = blocking(*old_side, [&] { return old_side->svc().snapshot(); });
+    blocking(new_side, [&] { return new_side.svc().install(snap); });
+    EXPECT_TRUE(blocking(*old_side, [&] { return old_side->svc().release_store(); }));
+    EXPECT_FALSE(blocking(*old_side, [&] { return old_side->svc().release_store(); })) << "released once";
+    ASSERT_TRUE(blocking(new_side, [&] { return new_side.svc().open_pending_store(false); }));
+    EXPECT_FALSE(new_side.svc().store_pending());
+    EXPECT_EQ(sorted_topics(new_side), (std::vector<std::string>{"clock"}));
+
+    // The old side stores nothing any more; the new side's changes are stored.
+    ASSERT_EQ(test::reply_of(old_side->create("old-only")).status, protocol::reply_status::ok);
+    ASSERT_EQ(test::reply_of(new_side.create("after")).status, protocol::reply_status::ok);
+    old_side.reset();
+    owned_new_side.reset();
+    EXPECT_EQ(dir.stored_topics(), (std::vector<std::string>{"after", "clock"}));
+}
+
+TEST(topic_handover, a_database_the_old_side_kept_is_restored_once_it_ends) {
+    database_dir dir;
+    auto old_side = std::make_unique<test::topics>(2, dir.config());
+    ASSERT_EQ(test::reply_of(old_side->create("clock")).status, protocol::reply_status::ok);
+    test::loopback_backend external;
+    ASSERT_EQ(test::reply_of(old_side->subscribe("clock", "reader -o:" + external.endpoint())).status,
+              protocol::reply_status::ok);
+    auto owned_new_side = std::make_unique<test::topics>(2, dir.config(), nullptr, icestorm_bridge::store_opening::when_released);
+    auto& new_side = *owned_new_side;
+    ASSERT_TRUE(new_side.svc().store_pending());
+    // No catalog came (the old side kept its topic service); it ends, and its file is free.
+    ASSERT_EQ(test::reply_of(old_side->create("late")).status, protocol::reply_status::ok);
+    old_side.reset();
+    ASSERT_TRUE(blocking(new_side, [&] { return new_side.svc().open_pending_store(true); }));
+    EXPECT_EQ(sorted_topics(new_side), (std::vector<std::string>{"clock", "late"}));
+    const auto snap = blocking(new_side, [&] { return new_side.svc().snapshot(); });
+    ASSERT_EQ(snap.subscribers.size(), 1u);
+    EXPECT_EQ(snap.subscribers[0].proxy.id.name, "reader");
+    ASSERT_EQ(test::reply_of(new_side.create("next")).status, protocol::reply_status::ok);
+    owned_new_side.reset();
+    EXPECT_EQ(dir.stored_topics(), (std::vector<std::string>{"clock", "late", "next"}));
+}
 
 TEST(topic_handover, a_snapshot_installs_elsewhere_with_topics_subscribers_and_qos) {
     test::topics old_side(2);

@@ -64,11 +64,12 @@ inline icestorm_bridge::topics_config topics_config() {
 class topics {
 public:
     explicit topics(unsigned threads = 2, const std::function<void(icestorm_bridge::topics_config&)>& tweak = {},
-                    const std::function<void(net::runtime_config&)>& runtime_tweak = {})
+                    const std::function<void(net::runtime_config&)>& runtime_tweak = {},
+                    icestorm_bridge::store_opening opening = icestorm_bridge::store_opening::now)
         : shards_(owned_shards(threads, runtime_tweak)) {
         auto c = topics_config();
         if (tweak) tweak(c);
-        svc_ = std::make_unique<icestorm_bridge::topic_service>(*shards_, std::move(c), &router_);
+        svc_ = std::make_unique<icestorm_bridge::topic_service>(*shards_, std::move(c), &router_, opening);
         replies_ = std::make_unique<probed>(shards_->at(0));
         replies_->conn->start_plain();
         settle(*shards_);

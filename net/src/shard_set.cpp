@@ -268,6 +268,20 @@ std::size_t shard_set::sum_on_all(std::function<std::size_t(shard&)> fn) {
     return total;
 }
 
+void shard_set::call_on(unsigned to, std::function<void(shard&)> fn) {
+    std::promise<void> done;
+    // `fn` and `done` outlive the handler: this thread waits for it below.
+    invoke_on(to, [&fn, &done](shard& sh) {
+        try {
+            fn(sh);
+            done.set_value();
+        } catch (...) {
+            done.set_exception(std::current_exception());
+        }
+    });
+    done.get_future().get();
+}
+
 std::size_t shard_set::drain(std::chrono::milliseconds deadline) {
     using clock = std::chrono::steady_clock;
     constexpr auto poll = std::chrono::milliseconds(20);

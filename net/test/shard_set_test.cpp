@@ -1,5 +1,5 @@
 // shard_set: the shards and their threads. Checked: one shard per configured thread, work posted
-// with invoke_on runs on the target shard's own thread, the per-address connection limit,
+// with invoke_on runs on the target shard's own thread, call_on waits for it and rethrows, the per-address connection limit,
 // listen() on port 0 sharing one real port across shards, two sets sharing one port with
 // port_sharing::shared (and refused without it), stop hooks run at stop, and a takeover:
 // sockets shared by one set, adopted by another, released by the first.
@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 using namespace moraine;
@@ -47,6 +48,28 @@ TEST(shard_set, invoke_on_runs_on_the_target_shards_thread) {
     EXPECT_NE(t0, t1) << "two shards, two threads";
     EXPECT_NE(t0, std::this_thread::get_id());
     EXPECT_NE(t1, std::this_thread::get_id());
+    shards.stop();
+    shards.join();
+}
+
+TEST(shard_set, call_on_waits_for_the_shard_and_rethrows_what_it_threw) {
+    net::shard_set shards(test::runtime(2));
+    shards.start();
+    std::thread::id ran_on;
+    unsigned index = 9;
+    shards.call_on(1, [&](net::shard& sh) {
+        ran_on = std::this_thread::get_id();
+        index = sh.index();
+    });
+    // call_on returned: the function has run, on shard 1's thread.
+    EXPECT_EQ(index, 1u);
+    EXPECT_NE(ran_on, std::thread::id());
+    EXPECT_NE(ran_on, std::this_thread::get_id());
+    EXPECT_THROW(shards.call_on(0, [](net::shard&) { throw std::invalid_argument("refused"); }), std::invalid_argument);
+    // The shard serves on after a throw.
+    bool again = false;
+    shards.call_on(0, [&](net::shard&) { again = true; });
+    EXPECT_TRUE(again);
     shards.stop();
     shards.join();
 }

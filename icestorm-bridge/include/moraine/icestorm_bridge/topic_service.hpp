@@ -35,15 +35,23 @@ class topic_connection;
     A publish is posted once to each shard, which writes it to its own subscribers. */
 class upstream_link;
 
+/// When a persistent topic service opens its database (docs/takeover.md "The topic database").
+enum class store_opening {
+    now,            ///< at construction: a database another process holds throws store_held
+    when_released,  ///< a takeover's new process: the old one holds it; open_pending_store() opens it later
+};
+
 class topic_service {
 public:
     /** Binds the TopicManager and Publish endpoints on every shard; call before shards.start().
         Unless `cfg.transient`, opens the topic database in `cfg.store_dir` and restores its
-        topics, subscribers and links (@throws store_error when it cannot be opened or read).
+        topics, subscribers and links (@throws store_error when it cannot be opened or read); with
+        store_opening::when_released, a database another process holds is left pending instead.
         `sessions` (may be null: no router beside it) is how subscribers that are servants in a
         router's sessions are reached. With `topics.upstream`, the links from the upstream IceStorm
         are made from shard 0 once the shards run (upstream_link). @throws boost::system::system_error if an endpoint cannot be bound. */
-    topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions);
+    topic_service(net::shard_set& shards, topics_config cfg, net::session_directory* sessions,
+                  store_opening opening = store_opening::now);
     ~topic_service();
 
     const topics_config& cfg() const noexcept { return cfg_; }
@@ -54,7 +62,8 @@ public:
     local_topics& local(unsigned shard) noexcept { return *locals_[shard]; }
     /// The catalog: use only on shard 0's thread.
     icestorm_bridge::catalog& cat() noexcept { return *catalog_; }
-    /// The topic database, or null when transient (topics_config::transient).
+    /// The topic database, or null when transient (topics_config::transient), pending or
+    /// released. Use only on shard 0's thread once the shards run.
     topic_store* store() noexcept { return store_.get(); }
 
     protocol::proxy topic_proxy(std::string_view name) const;                 ///< <inst>/topic.<name> @ TopicManager endpoints
@@ -107,10 +116,24 @@ public:
     /// New side: serves a connection the old process handed over, on a shard picked in turn.
     /// @return empty, or why it cannot be served (the descriptor is then closed). Blocks: not on a shard.
     std::string adopt_connection(const net::takeover_topic_connection& m, net::unique_fd fd);
+    /** Old side, once the catalog went to the new process: closes the topic database here (its
+        queued writes finish first) so that the new process can open it; nothing here is stored
+        after. @return whether there was one. Blocks: not on a shard. */
+    bool release_store();
+    /// New side: the database was held by the old process at construction and is not open yet.
+    /// Read on the takeover's thread only.
+    bool store_pending() const noexcept { return store_pending_; }
+    /** New side: tries once to open the pending database. With `restore`, its topics,
+        subscribers and links are installed as at a start (the old process kept its topic service
+        until it ended); without, they came with the takeover's catalog. @return false while
+        another process holds it. @throws store_error if it cannot be opened or read. Blocks: not
+        on a shard. */
+    bool open_pending_store(bool restore);
 
 private:
-    /// Opens cfg_.store_dir's topic database and restores the catalog from it.
-    void open_store();
+    /// Opens cfg_.store_dir's topic database and restores the catalog from it (or leaves it
+    /// pending, see store_opening).
+    void open_store(store_opening opening);
     /// Binds the Publish endpoints (tcp, ssl, ws, wss and udp). @return them as bound.
     std::vector<protocol::endpoint> listen_publish(const std::vector<protocol::endpoint>& endpoints);
     /// A request to a publisher or link object, received on shard `sh`; `c` answers a twoway one
@@ -143,6 +166,7 @@ private:
     std::vector<std::unique_ptr<local_topics>> locals_;
     std::unique_ptr<icestorm_bridge::catalog> catalog_;
     std::unique_ptr<topic_store> store_;  // after catalog_: its queued writes finish first
+    bool store_pending_ = false;          // store_opening::when_released, held elsewhere; the takeover's thread
     std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
     std::atomic<bool> intake_held_{false};     // hold_intake
     std::atomic<unsigned> next_adopting_{0};   // adopt_connection's shard, in turn

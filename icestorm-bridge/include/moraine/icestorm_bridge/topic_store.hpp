@@ -26,6 +26,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The database is locked by another process (a router serving, or one being taken over).
+class store_held : public store_error {
+public:
+    using store_error::store_error;
+};
+
 /** IceStorm 3.7 keys its database (LMDB) by two Ice identities, the topic's and the
     subscriber's (empty for the topic itself), and LMDB keys hold at most 511 bytes: a longer
     topic name or subscriber identity fails there with an UnknownException, in persistent mode
@@ -74,8 +80,8 @@ public:
     using done_fn = std::function<void(const std::string& error)>;
 
     /** Opens or creates the database in directory `dir`, which must exist.
-        @throws store_error: no such directory, not writable, locked by another process, or not
-        a Moraine topic database. */
+        @throws store_held when another process holds it; store_error: no such directory, not
+        writable, or not a Moraine topic database. */
     topic_store(const std::string& dir, boost::asio::any_io_executor home);
     /// Finishes the queued writes, then closes the file.
     ~topic_store();

@@ -132,6 +132,9 @@ public:
     /// Runs `fn(shard&)` on every shard's thread and returns the sum of the results; blocks, so
     /// never call it on a shard's thread (a takeover's or a caller's own thread only).
     std::size_t sum_on_all(std::function<std::size_t(shard&)> fn);
+    /// Runs `fn(shard&)` on shard `to`'s thread and waits for it to return; an exception it
+    /// throws is rethrown here. Blocks, so never call it on a shard's thread.
+    void call_on(unsigned to, std::function<void(shard&)> fn);
 
 private:
     /// The key of the next socket listened on for `ep` of `adapter` (listener_id::ordinal counts repeats).
