@@ -1,10 +1,11 @@
 // moraine-router: the session router. `--config FILE.yaml` or `--ice-config FILE` (a Glacier2 property file).
 // The composition root: the runtime's shards, the Glacier2 router on them and, beside it, the
 // topic service, which reaches the router's sessions through net::session_directory.
+#include "session_intake.hpp"
+
 #include <moraine/app/app_config.hpp>
 #include <moraine/app/ice_arguments.hpp>
 #include <moraine/app/listener_manifest.hpp>
-#include <moraine/icestorm_bridge/catalog_image.hpp>
 #include <moraine/icestorm_bridge/topic_service.hpp>
 #include <moraine/net/adapter_registration.hpp>
 #include <moraine/net/admin_object.hpp>
@@ -23,9 +24,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
-#include <poll.h>
-#include <thread>
 #include <mutex>
 #include <unistd.h>
 #include <iostream>
@@ -368,136 +366,6 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
     }
 }
 
-/** Takeover, new side, after the confirmation: adopts the sessions the old router moves, on a
-    thread of its own (each adoption waits for a shard), until the old router is done, the
-    channel fails, or this router stops (the destructor cancels and joins). */
-class session_intake {
-public:
-    /// `topics` (may be null) holds its intake until the old router's topic service has moved or stays.
-    session_intake(net::takeover_client channel, router::session_router& glacier2, icestorm_bridge::topic_service* topics,
-                   std::chrono::milliseconds idle_limit)
-        : channel_(std::move(channel)), topics_(topics) {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe: cannot wait for moved sessions");
-        cancel_read_.reset(fds[0]);
-        cancel_write_.reset(fds[1]);
-        thread_ = std::thread([this, &glacier2, idle_limit] { run(glacier2, idle_limit); });
-    }
-    ~session_intake() {
-        const char byte = 1;
-        [[maybe_unused]] auto n = ::write(cancel_write_.get(), &byte, 1);
-        thread_.join();
-    }
-    session_intake(const session_intake&) = delete;
-    session_intake& operator=(const session_intake&) = delete;
-
-private:
-    void run(router::session_router& glacier2, std::chrono::milliseconds idle_limit) {
-        // The old router sends several sessions ahead of the answers: those waiting are adopted
-        // together, one handler per shard.
-        const auto adopt = [&glacier2](std::vector<std::pair<net::takeover_session, net::unique_fd>>& batch) {
-            auto why = glacier2.adopt_sessions(batch, true);
-            for (std::size_t i = 0; i < batch.size(); ++i) {
-                const auto& s = batch[i].first;
-                if (why[i].empty()) spdlog::debug("takeover: adopted the session of '{}' ({})", s.user_id, s.category);
-                else
-                    spdlog::warn("takeover: refused the session of '{}': {}; it stays with the old router", s.user_id, why[i]);
-            }
-            return why;
-        };
-        try {
-            const auto got =
-                channel_.receive_session_batches(adopt, cancel_read_.get(), idle_limit, adopt_batch, topic_receiver());
-            spdlog::info("takeover: adopted {} session(s) ({} bytes of session state) from the old router in {} ms; "
-                         "{} refused; {} stay with it",
-                         got.adopted, got.bytes, got.took.count(), got.refused, got.stayed);
-        } catch (const std::exception& e) {
-            spdlog::warn("takeover: no more sessions from the old router: {}", e.what());
-        }
-        // Whatever became of the old router's topic service; with a database, once it is open here.
-        if (topics_ && (!topics_->store_pending() || await_store(!catalog_received_))) topics_->hold_intake(false);
-    }
-
-    /** The topic database the old router held: opened once it lets go (at once after its
-        catalog came, else when it exits), retried every 200 ms until then or until this router
-        stops (false). With `restore`, the catalog comes from the database. */
-    bool await_store(bool restore) {
-        using clock = std::chrono::steady_clock;
-        const auto start = clock::now();
-        auto next_note = start;
-        for (;;) {
-            try {
-                if (topics_->open_pending_store(restore)) return true;
-            } catch (const std::exception& e) {
-                spdlog::error("takeover: the topic database cannot be opened ({}); the topic service serves on "
-                              "without it, and its changes are not stored",
-                              e.what());
-                return true;
-            }
-            if (clock::now() >= next_note) {
-                spdlog::info("takeover: waiting for the old router to let go of the topic database; the topic service "
-                             "answers here once it has ({} s so far)",
-                             std::chrono::duration_cast<std::chrono::seconds>(clock::now() - start).count());
-                next_note += std::chrono::seconds(10);
-            }
-            pollfd cancel{cancel_read_.get(), POLLIN, 0};
-            if (::poll(&cancel, 1, 200) > 0) return false;  // this router stops
-        }
-    }
-
-    /// The old router's topic catalog and connections go to this router's topic service.
-    net::takeover_client::topic_receiver topic_receiver() {
-        if (!topics_) return {};
-        auto& topics = *topics_;
-        return {
-            [this, &topics](std::vector<std::byte> image) {
-                try {
-                    auto moved = icestorm_bridge::decode_catalog_image(image);
-                    const auto offered = moved.subscribers.size();
-                    const auto topic_count = moved.topics.size();
-                    const auto added = topics.install(std::move(moved));
-                    catalog_received_ = true;
-                    spdlog::info("takeover: took over the topic catalog ({} bytes): {} topic(s), {} of {} subscriber(s)",
-                                 image.size(), topic_count, added, offered);
-                } catch (const std::exception& e) {
-                    spdlog::error("takeover: the old router's topic catalog is refused: {}", e.what());
-                }
-            },
-            [&topics](const net::takeover_topic_connection& m, net::unique_fd fd) {
-                if (const auto why = topics.adopt_connection(m, std::move(fd)); !why.empty())
-                    spdlog::warn("takeover: a topic connection is refused ({}); its peer reconnects", why);
-            },
-            [this, &topics](bool moved) {
-                spdlog::info("takeover: {}", moved ? "the topic service moved here; its publishers are read again"
-                                                   : "the old router keeps its topic service");
-                // A database the old router kept stays pending (and the intake held) until it exits.
-                if (!topics.store_pending() || (moved && await_moved_store())) topics.hold_intake(false);
-            },
-        };
-    }
-
-    /// After the topic service moved: the old router closed the database before it sent the
-    /// connections, so it opens at once; tried for at most 2 s here, then after the sessions.
-    bool await_moved_store() {
-        for (int tries = 0; tries < 10; ++tries) {
-            try {
-                if (topics_->open_pending_store(!catalog_received_)) return true;
-            } catch (const std::exception&) {
-                return false;  // await_store logs it after the sessions
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        return false;
-    }
-
-    static constexpr std::size_t adopt_batch = 64;  // sessions adopted at once, at most
-    net::takeover_client channel_;
-    icestorm_bridge::topic_service* topics_;
-    bool catalog_received_ = false;  // the old router's catalog is installed; the intake thread's
-    net::unique_fd cancel_read_, cancel_write_;
-    std::thread thread_;
-};
-
 /** After a takeover (old side): serves the sessions until they end or the takeover deadline, a
     SIGTERM or SIGINT cutting it short, then drains as SIGTERM does (close-connection messages).
     The client adapter stays registered: the new router serves the same endpoints. */
@@ -596,12 +464,12 @@ int main(int argc, char** argv) {
                   << "cannot start: " << e.what() << "\n";
         return 1;
     }
-    std::unique_ptr<session_intake> intake;
+    std::unique_ptr<app::session_intake> intake;
     if (taking_over) {
         confirm_takeover(*channel, adopting);
         try {
             // The old router offers sessions for at most its drain deadline (the same key here).
-            intake = std::make_unique<session_intake>(
+            intake = std::make_unique<app::session_intake>(
                 std::move(*channel), *glacier2, topics.get(),
                 std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms) + std::chrono::seconds(10));
         } catch (const std::exception& e) {
