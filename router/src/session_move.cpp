@@ -34,15 +34,26 @@ protocol::proxy decode_proxy(const std::vector<std::byte>& bytes, const char* wh
 
 }  // namespace
 
-std::optional<net::takeover_session> client_connection::move_state() {
-    // Buffered mode's queues move only empty (a hold timer without requests carries nothing).
-    const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
+bool client_connection::may_move() const noexcept {
     // A subscribed session moves only once the takeover has decided that the topic service follows
     // it (session_router::topics_leave); its events are relayed meanwhile.
     const bool pinned_by_topics = topic_state_ && !local_.router().topics_leaving();
-    if (!session_ || creating_session || stays_ || pinned_by_topics || queued || resolving_ > 0 || blocked_on_backend_ ||
-        !at_message_boundary())
-        return std::nullopt;
+    return session_ && !creating_session && !stays_ && !pinned_by_topics && !secure();
+}
+
+bool client_connection::held_by_queues() const noexcept {
+    return buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty()) && may_move() && !closed();
+}
+
+void client_connection::flush_for_move() {
+    if (held_by_queues()) flush_queues();
+}
+
+std::optional<net::takeover_session> client_connection::move_state() {
+    // Buffered mode's queues move only empty (a hold timer without requests carries nothing);
+    // flush_for_move empties them first.
+    const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
+    if (!may_move() || queued || resolving_ > 0 || blocked_on_backend_ || !at_message_boundary()) return std::nullopt;
     if (!calls_.empty()) return std::nullopt;
     net::takeover_session m;
     m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;
@@ -110,6 +121,13 @@ void client_connection::adopt(std::unique_ptr<session::session> s, const net::ta
 std::vector<std::pair<net::takeover_session, net::unique_fd>> session_shard::take_movable(std::size_t max) {
     // Every client is looked at (those that stay, TLS ones say, must not hide the others); the
     // handovers come after the walk, since each one takes its connection out of clients_.
+    // Buffered queues first, apart: a flush may close a connection, which leaves clients_. Oneway
+    // requests sent leave a session movable at once; a twoway's reply, or callbacks written to
+    // the client, let it move at a later look.
+    std::vector<std::shared_ptr<client_connection>> held;
+    for (auto* c : clients_)
+        if (c->held_by_queues()) held.push_back(c->shared());
+    for (auto& c : held) c->flush_for_move();
     std::vector<std::pair<client_connection*, net::takeover_session>> movable;
     for (auto* c : clients_) {
         if (movable.size() >= max) break;

@@ -1,4 +1,5 @@
-// buffered_request: what a buffered session's queues hold and when they flush
+// buffered_request: what a buffered session's queues hold and when they flush (a takeover
+// cuts the hold short, so the session moves with empty queues)
 // (Glacier2.Client.Buffered). Checked on flush_timing itself (no timer until a hold, cancel
 // without one) and through a buffered client connection: requests queued in one turn leave
 // together, and with AlwaysBatch as one batch message, in order.
@@ -76,4 +77,41 @@ TEST(buffered_request, a_buffered_twoway_still_gets_its_reply) {
                               [&] { backend.pump(); });
     ASSERT_FALSE(reply.empty());
     EXPECT_EQ(test::string_result(test::reply_of(reply)), "buffered");
+}
+
+TEST(buffered_request, a_takeover_cuts_the_hold_short_and_the_session_moves_empty) {
+    test::glacier2 g([](router::config& cfg) {
+        cfg.client_buffered = true;
+        cfg.client_sleep_time_ms = 60000;  // a hold no test waits out
+    });
+    test::loopback_backend backend;
+    auto& c = g.connect();
+    ASSERT_FALSE(g.create_session(c).empty());
+    ASSERT_EQ(test::reply_of(g.add_proxy(c, "hello:" + backend.endpoint())).status, protocol::reply_status::ok);
+    const auto oneway = [&](const char* op) {
+        c.peer().send(test::request_message(0, {"hello", ""}, op, test::empty_encaps()));
+    };
+    oneway("first");  // reaches the idle queue: flushed at the end of its turn, then the hold runs
+    ASSERT_TRUE(test::run_until(g.shards(), [&] {
+        backend.pump();
+        return backend.requests.size() == 1;
+    }));
+    oneway("second");  // held for 60 s
+    test::run_until(g.shards(), [&] {
+        backend.pump();
+        return false;
+    }, std::chrono::milliseconds(20));
+    ASSERT_EQ(backend.requests.size(), 1u);
+    EXPECT_TRUE(c.conn->held_by_queues());
+    EXPECT_FALSE(c.conn->move_state().has_value()) << "a queue that holds a request does not move";
+
+    const std::string category = c.conn->current_session()->category;
+    auto moved = g.local().take_movable(8);
+    ASSERT_EQ(moved.size(), 1u) << "flushed, then moved at the same look";
+    EXPECT_EQ(moved[0].first.category, category);
+    ASSERT_TRUE(test::run_until(g.shards(), [&] {
+        backend.pump();
+        return backend.requests.size() == 2;
+    }));
+    EXPECT_EQ(test::request_of(backend.requests[1]).operation, "second");
 }

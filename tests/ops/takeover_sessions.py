@@ -2,7 +2,7 @@
 """Live upgrade, phase 2a: established tcp and ws Glacier2 sessions move to the new router.
 
   /usr/bin/python3 tests/ops/takeover_sessions.py [--moraine-bin build/bin/moraine-router] [--clients N]
-      [--cpp-clients M] [--cpp-build-dir DIR] [--keep]
+      [--cpp-clients M] [--cpp-build-dir DIR] [--buffered] [--keep]
 
 All on loopback, with tests/interop/harness.py (the Python Demo back end, real Ice 3.7 clients
 with no retries: Ice.RetryIntervals=-1): N Python clients (default 10) and M C++ clients
@@ -29,6 +29,13 @@ an early exit of the old router shows the sessions moved.
      (docs/takeover.md "Back ends"; printed: under --clients 200 they are hundreds);
   5. B exits 0 on SIGTERM.
 
+--buffered: Glacier2 buffered mode both ways (Glacier2.Client/Server.Buffered=1, SleepTime
+300 ms), and each Python client, instead of pausing, sends a oneway note every 5 ms between its
+calls, so its request queue always holds something. A takeover cuts the hold short (the queues
+are flushed, not carried: docs/takeover.md "Buffered mode"): every session must have moved within
+1 s of the handover, and the back end must have every note of every client exactly once (in
+any order: the back end dispatches on 4 threads).
+
 Prints PASS with the figures (sessions moved, ms for the move, calls made and failed), or FAIL
 with the reason (logs kept), and exits 0 or 1. Every process is stopped by PID; every wait is bounded.
 """
@@ -51,6 +58,8 @@ from takeover_common import take_over, wait_log  # noqa: E402
 Demo = H.Demo
 DRAIN_MS = 20000
 PAUSE_S = 0.05
+HOLD_MS = 300  # --buffered: Glacier2.Client/Server.SleepTime
+NOTE_EVERY_S = 0.005  # --buffered: a oneway note this often during the pause
 
 
 class CallbackI(Demo.Callback):
@@ -68,9 +77,10 @@ class CallbackI(Demo.Callback):
 class SessionClient(threading.Thread):
     """One Ice client: a session, a callback object in its category, and a loop of calls."""
 
-    def __init__(self, env, proxy, hello, index):
+    def __init__(self, env, proxy, hello, index, notes=False):
         super().__init__(daemon=True)
         self.index = index
+        self.notes = 0 if notes else None  # oneway notes sent (--buffered), or None
         self.ic = env.communicator(extra={"Ice.Default.Router": proxy})
         self.router = Glacier2.RouterPrx.checkedCast(self.ic.getDefaultRouter())
         self.hello = Demo.HelloPrx.uncheckedCast(self.ic.stringToProxy(hello))
@@ -98,7 +108,26 @@ class SessionClient(threading.Thread):
             except Ice.Exception as e:
                 self.failed += 1
                 self.errors.append("%s: %s" % (type(e).__name__, str(e).strip()[:200]))
+            self.pause()
+
+    def pause(self):
+        """PAUSE_S between calls; with notes, a oneway note every NOTE_EVERY_S meanwhile."""
+        if self.notes is None:
             time.sleep(PAUSE_S)
+            return
+        oneway = self.hello.ice_oneway()
+        until = time.monotonic() + PAUSE_S
+        while time.monotonic() < until and not self.stopping.is_set():
+            try:
+                oneway.note(self.note_prefix() + str(self.notes))
+                self.notes += 1
+            except Ice.Exception as e:
+                self.failed += 1
+                self.errors.append("note: %s: %s" % (type(e).__name__, str(e).strip()[:200]))
+            time.sleep(NOTE_EVERY_S)
+
+    def note_prefix(self):
+        return "client %d note " % self.index
 
     def set_mark(self):
         self.mark = (self.calls, self.servant.got)
@@ -204,6 +233,22 @@ class CppClient:
         self.log.close()
 
 
+def check_notes(clients, hello):
+    """--buffered: the back end received every note of every Python client exactly once (asked
+    through one client's session, which reaches the back end through B). Their order is not
+    checked: the back end dispatches on 4 threads. @return the notes sent; a Failure otherwise."""
+    asker = Demo.HelloPrx.uncheckedCast(clients[0].ic.stringToProxy(hello))
+    sent = 0
+    for c in clients:
+        expected = [c.note_prefix() + str(n) for n in range(c.notes)]
+        got = asker.notesFrom(c.note_prefix())
+        H.check(sorted(got) == sorted(expected), "client %d: the back end has %d of its notes, %d sent (%d twice, %d"
+                " missing)" % (c.index, len(got), len(expected), len(got) - len(set(got)),
+                               len(set(expected) - set(got))))
+        sent += len(expected)
+    return sent
+
+
 def cpp_setup(env, args):
     """How many C++ clients, and their executable (None for none); a Failure if they were asked
     for and the build dir is missing or the build fails."""
@@ -236,6 +281,8 @@ def main():
                     help="C++ clients (default: 4 if the C++ build dir exists, else 0)")
     ap.add_argument("--cpp-build-dir", default=None,
                     help="where tests/interop/cpp is built (default build/interop-cpp); giving it asks for C++ clients")
+    ap.add_argument("--buffered", action="store_true",
+                    help="Glacier2 buffered mode, with queues that always hold oneway notes: they are flushed at the move")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     env = H.Env("moraine", os.path.abspath(args.moraine_bin), keep=args.keep)
@@ -243,7 +290,8 @@ def main():
     clients = []
     cpp = []
     ok = False
-    name = "takeover_sessions (established tcp and ws sessions move to the new router)"
+    name = "takeover_sessions%s (established tcp and ws sessions move to the new router%s)" % (
+        (" --buffered", ", their buffered queues flushed at the move") if args.buffered else ("", ""))
     try:
         n_cpp, cpp_exe = cpp_setup(env, args)
         total = args.clients + n_cpp
@@ -260,6 +308,9 @@ def main():
             "Moraine.Takeover.Socket": sock_path,
             "Moraine.Takeover.DrainTimeout": str(DRAIN_MS),
         }
+        if args.buffered:
+            props.update({"Glacier2.Client.Buffered": "1", "Glacier2.Server.Buffered": "1",
+                          "Glacier2.Client.SleepTime": str(HOLD_MS), "Glacier2.Server.SleepTime": str(HOLD_MS)})
         cfg = os.path.join(env.dir, "router.cfg")
         H.write_properties(cfg, props)
         ready = [(ports["client"], "Glacier2.Client.Endpoints")]
@@ -268,7 +319,7 @@ def main():
         a = env.start_ready("router-A", [env.moraine_bin, "--threads", "2", "--ice-config", cfg], ready)
         proxies = ["Glacier2/router:" + H.endpoint(ports["client"]), "Glacier2/router:" + H.endpoint(ports["ws"], "ws")]
         for i in range(args.clients):
-            clients.append(SessionClient(env, proxies[i % 2], hello, i))
+            clients.append(SessionClient(env, proxies[i % 2], hello, i, notes=args.buffered))
         categories = {c.index: c.category for c in clients}
         for c in clients:
             c.start()
@@ -296,6 +347,9 @@ def main():
         H.check(n_moved == total, "router A moved %d of %d sessions: %s" % (n_moved, total, a_log[-800:]))
         H.check(t_exit < DRAIN_MS / 2000.0, "router A exited %.1f s after B started: the sessions did not move early"
                 % t_exit)
+        if args.buffered:  # held queues would keep sessions in A for as long as their clients send
+            H.check(move_ms <= 1000, "the sessions took %d ms to move (at most 1000 expected): the buffered"
+                    " queues did not let them go" % move_ms)
         adopted = wait_log(b, r"takeover: adopted (\d+) session\(s\) \((\d+) bytes", 5)
         H.check(adopted is not None and int(adopted.group(1)) == total,
                 "router B did not log %d sessions adopted%s" % (total, b.log_tail()))
@@ -318,6 +372,8 @@ def main():
         cpp_after = [c.since_mark() for c in cpp]
         H.check(all(calls > 0 and cbs > 0 for calls, cbs in cpp_after),
                 "calls and callbacks per C++ client after A exited: %s" % cpp_after)
+        if args.buffered:
+            notes = check_notes(clients, hello)
         same = [c.router.getCategoryForClient() == categories[c.index] for c in clients]
         H.check(all(same), "categories changed after the move: %s" % same)
         cpp_same = [c.summary["category_start"] == c.summary["category_end"] == c.category for c in cpp]
@@ -339,6 +395,9 @@ def main():
                   " after A exited; 0 failed; categories unchanged"
                   % (sum(x for x, _, _ in cpp_totals), sum(z for _, _, z in cpp_totals),
                      sum(x for x, _ in cpp_after), sum(y for _, y in cpp_after)))
+        if args.buffered:
+            print("    buffered mode (SleepTime %d ms): %d oneway notes sent through the queues, each received by the"
+                  " back end exactly once" % (HOLD_MS, notes))
         print("    callbacks that reached A for a session already in B, relayed by A: %s" % relayed.group(1))
         print("    no session created on B")
         ok = True

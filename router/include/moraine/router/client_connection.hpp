@@ -103,12 +103,22 @@ public:
     session_shard& local() noexcept { return local_; }
 
     // Takeover (session_move.cpp, docs/takeover.md "Moving sessions").
+    /// Nothing that lasts keeps this session here: set up, not TLS, not refused before, not held
+    /// by the topic service (the other conditions of move_state pass within moments).
+    bool may_move() const noexcept;
     /** The session's state for a new process, if this connection may move now: a session set
         up, tcp or ws at a message boundary (ice_connection::at_message_boundary), buffered
         queues empty, no callback or topic event awaiting the client's reply, no locator lookup under
         way, no servant subscribed to (or ever delivered to by) the embedded topic service, not
         kept here by an earlier refusal. */
     std::optional<net::takeover_session> move_state();
+    /// This session could move but for what its buffered queues hold.
+    bool held_by_queues() const noexcept;
+    /** A takeover cuts buffered mode's hold short, as a drain does: if held_by_queues(), sends
+        what the queues hold now (flush_queues), so that the session moves empty (the queues are
+        not carried: docs/takeover.md "Buffered mode"). May close the connection (a client
+        over its queue limit). */
+    void flush_for_move();
     /** Hands the connection over: @return its descriptor; the connection closes here without
         ending the session (no SessionManager destroy, no trace, not counted as destroyed) and
         its category is remembered as moved. Invalid descriptor: nothing happened. */
