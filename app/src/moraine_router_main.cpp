@@ -296,19 +296,29 @@ constexpr std::chrono::milliseconds topics_settle{2000};
 
 /// The takeover hooks that move the embedded topic service (docs/takeover.md "The topic service moves").
 void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier2, icestorm_bridge::topic_service& topics) {
+    using subscribed = router::session_router::subscribed;
     hooks.topics_movable = [&glacier2] {
-        if (const auto tls = glacier2.subscribed_sessions(true); tls > 0) {
-            spdlog::warn("takeover: {} subscribed session(s) over TLS cannot move; the topic service stays here with "
-                         "its subscribed sessions",
-                         tls);
-            return false;
-        }
         glacier2.topics_leave(true);  // subscribed sessions move; their events are relayed until the service follows
         return true;
     };
-    hooks.hold_topics = [&topics] {
+    hooks.hold_topics = [&glacier2, &topics] {
+        // Subscribed sessions that stay (over TLS, or not at a message boundary in time) get
+        // their events from the new router through a loopback endpoint of this one.
+        std::optional<protocol::endpoint> stay;
+        if (const auto staying = glacier2.subscribed_sessions(subscribed::all); staying > 0) {
+            try {
+                stay = glacier2.open_stay_endpoint();
+                spdlog::info("takeover: {} subscribed session(s) stay here; the new router delivers their events "
+                             "through {}",
+                             staying, protocol::endpoint_to_string(*stay));
+            } catch (const std::exception& e) {
+                spdlog::error("takeover: no endpoint for the events of the {} subscribed session(s) that stay here ({}); "
+                              "their subscriptions end",
+                              staying, e.what());
+            }
+        }
         std::size_t unsettled = 0;
-        auto parts = topics.hold_for_takeover(topics_settle, net::takeover_topics_part_max, unsettled);
+        auto parts = topics.hold_for_takeover(topics_settle, net::takeover_topics_part_max, unsettled, stay);
         if (unsettled > 0)
             spdlog::warn("takeover: {} topic event(s) still queued or unanswered after {} ms; they stay behind",
                          unsettled, topics_settle.count());
@@ -323,7 +333,7 @@ void move_topics_too(net::takeover_hooks& hooks, router::session_router& glacier
         glacier2.topics_leave(false);
         topics.hold_intake(false);
     };
-    hooks.subscribed_sessions = [&glacier2] { return glacier2.subscribed_sessions(); };
+    hooks.subscribed_sessions = [&glacier2] { return glacier2.subscribed_sessions(subscribed::movable); };
     hooks.take_topic_connections = [&topics](bool last, std::size_t& left) { return topics.take_connections(last, left); };
 }
 

@@ -76,6 +76,7 @@ public:
     }
     unsigned owner_of(std::string_view) const noexcept override { return 0; }
     bool forwards_context() const noexcept override { return forward_context; }
+    bool session_here(net::shard&, std::string_view) const override { return true; }
     void note_subscription(net::shard& sh, std::string_view) override {
         fz::check(sh.index() == 0, "a subscription was noted on a shard that does not own its session");
     }

@@ -30,7 +30,8 @@ std::size_t topic_service::deliveries_in_flight() {
 }
 
 std::vector<std::vector<std::byte>> topic_service::hold_for_takeover(std::chrono::milliseconds settle,
-                                                                    std::size_t part_max, std::size_t& unsettled) {
+                                                                    std::size_t part_max, std::size_t& unsettled,
+                                                                    const std::optional<protocol::endpoint>& stay) {
     using clock = std::chrono::steady_clock;
     hold_intake(true);
     const auto until = clock::now() + settle;
@@ -43,15 +44,23 @@ std::vector<std::vector<std::byte>> topic_service::hold_for_takeover(std::chrono
         if (quiet == 2 || clock::now() >= until) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(quiet ? 1 : 5));
     }
-    return encode_catalog_image(snapshot(), part_max);
+    return encode_catalog_image(snapshot(stay), part_max);
 }
 
-stored_catalog topic_service::snapshot() {
+stored_catalog topic_service::snapshot(const std::optional<protocol::endpoint>& stay) {
     std::vector<stored_catalog> per_shard(shards_.size());
-    shards_.sum_on_all([this, &per_shard](net::shard& sh) {
+    shards_.sum_on_all([this, &per_shard, &stay](net::shard& sh) {
         auto& mine = per_shard[sh.index()];
         if (sh.index() == 0) catalog_->export_to(mine);
         local(sh.index()).export_subscribers(mine.subscribers);
+        // A session servant is delivered to on its session's shard, this one: its session is
+        // looked up here.
+        if (stay && sessions_)
+            for (auto& s : mine.subscribers)
+                if (s.session_local && sessions_->session_here(sh, s.proxy.id.category)) {
+                    s.session_local = false;
+                    s.proxy.endpoints = {*stay};
+                }
         return std::size_t{0};
     });
     stored_catalog all = std::move(per_shard[0]);

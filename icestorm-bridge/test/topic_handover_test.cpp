@@ -168,6 +168,44 @@ TEST(topic_handover, a_snapshot_installs_elsewhere_with_topics_subscribers_and_q
     (void)sink;
 }
 
+TEST(topic_handover, servants_of_sessions_that_stay_are_written_at_the_stay_endpoint) {
+    test::topics old_side(2);
+    old_side.create("clock");
+    for (const char* who : {"stays/tick", "moved/tick"})
+        ASSERT_EQ(test::reply_of(old_side.subscribe("clock", std::string(who) + ":tcp -h 127.0.0.1 -p 4064",
+                                                    {{"reliability", "ordered"}}))
+                      .status,
+                  protocol::reply_status::ok);
+    old_side.router().moved_away.insert("moved");
+    const auto stay = *protocol::endpoint_from_string("tcp -h 127.0.0.1 -p 45000");
+    const auto snap = blocking(old_side, [&] { return old_side.svc().snapshot(stay); });
+    ASSERT_EQ(snap.subscribers.size(), 2u);
+    for (const auto& s : snap.subscribers) {
+        EXPECT_EQ(s.qos, (std::vector<std::pair<std::string, std::string>>{{"reliability", "ordered"}}));
+        if (s.proxy.id.category == "stays") {
+            EXPECT_FALSE(s.session_local) << "its session stays here: the new process delivers to the stay endpoint";
+            ASSERT_EQ(s.proxy.endpoints.size(), 1u);
+            EXPECT_EQ(s.proxy.endpoints[0].port, 45000);
+        } else {
+            EXPECT_TRUE(s.session_local) << "its session moved: it is the new process's servant";
+            EXPECT_TRUE(s.proxy.endpoints.empty());
+        }
+    }
+    // Without a stay endpoint, both travel as session servants.
+    const auto plain = blocking(old_side, [&] { return old_side.svc().snapshot(); });
+    EXPECT_TRUE(std::all_of(plain.subscribers.begin(), plain.subscribers.end(), [](const auto& s) { return s.session_local; }));
+
+    // The new process takes the rewritten one as a subscriber like any other, reached by its proxy.
+    test::topics new_side(2);
+    EXPECT_EQ(blocking(new_side, [&] { return new_side.svc().install(snap); }), 2u);
+    const auto again = blocking(new_side, [&] { return new_side.svc().snapshot(); });
+    const auto* stays = find(again, "tick");
+    ASSERT_NE(stays, nullptr);
+    std::size_t external = 0;
+    for (const auto& s : again.subscribers) external += s.session_local ? 0 : 1;
+    EXPECT_EQ(external, 1u);
+}
+
 TEST(topic_handover, a_held_publisher_is_not_read_until_released) {
     test::topics t(2);
     auto& sink = t.session_sink(1);

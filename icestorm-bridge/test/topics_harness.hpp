@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,8 @@ public:
     std::vector<unsigned> delivered_on;  ///< the shard of each deliver() call
     /// Each note_subscription() call: the shard it ran on and the category.
     std::vector<std::pair<unsigned, std::string>> subscriptions_noted;
+    /// The categories of sessions that moved away (session_here answers false for them).
+    std::set<std::string> moved_away;
 
     bool hosts(const protocol::proxy& p) const override {
         for (const auto& e : p.endpoints)
@@ -40,6 +43,7 @@ public:
     }
     unsigned owner_of(std::string_view) const noexcept override { return owner; }
     bool forwards_context() const noexcept override { return false; }
+    bool session_here(net::shard&, std::string_view cat) const override { return !moved_away.contains(std::string(cat)); }
     void note_subscription(net::shard& sh, std::string_view cat) override {
         subscriptions_noted.emplace_back(sh.index(), std::string(cat));
     }

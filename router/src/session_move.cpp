@@ -1,10 +1,12 @@
 // Takeover, phase 2a (docs/takeover.md "Moving sessions"): an established Glacier2 session leaves
 // this process with its client connection's descriptor, or arrives from the old process.
 #include <moraine/net/adopted_connection.hpp>
+#include <moraine/net/listener.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/callback_relay.hpp>
 #include <moraine/router/client_connection.hpp>
+#include <moraine/router/server_connection.hpp>
 #include <moraine/router/session_router.hpp>
 
 #include <spdlog/spdlog.h>
@@ -173,14 +175,33 @@ std::size_t session_router::callbacks_relayed() {
     return shards_.sum_on_all([this](net::shard& sh) { return local(sh.index()).metrics().callbacks_relayed; });
 }
 
-std::size_t session_router::subscribed_sessions(bool over_tls) {
-    return shards_.sum_on_all([this, over_tls](net::shard& sh) { return local(sh.index()).subscribed_sessions(over_tls); });
+std::size_t session_router::subscribed_sessions(subscribed which) {
+    return shards_.sum_on_all([this, which](net::shard& sh) { return local(sh.index()).subscribed_sessions(which); });
 }
 
-std::size_t session_shard::subscribed_sessions(bool over_tls) const noexcept {
+protocol::endpoint session_router::open_stay_endpoint() {
+    protocol::endpoint ep = *protocol::endpoint_from_string("tcp -h 127.0.0.1 -p 0");
+    shards_.call_on(0, [this, &ep](net::shard& sh) {
+        auto acceptor = net::bind_listener(sh, ep);
+        ep.port = acceptor.local_endpoint().port();
+        net::start_accepting(sh, std::move(acceptor), net::transport_kind::tcp, [this](net::shard& on, net::transport s) {
+            std::make_shared<server_connection>(local(on.index()), std::move(s))->start();
+        });
+    });
+    return ep;
+}
+
+bool session_router::session_here(net::shard& sh, std::string_view category) const {
+    return locals_[sh.index()]->find_session(category) != nullptr;
+}
+
+std::size_t session_shard::subscribed_sessions(subscribed_kind which) const noexcept {
     std::size_t n = 0;
-    for (const auto* c : clients_)
-        if (c->topic_state() && !c->closed() && (!over_tls || c->secure())) ++n;
+    for (const auto* c : clients_) {
+        if (!c->topic_state() || c->closed()) continue;
+        if (which == subscribed_kind::movable && !c->may_move()) continue;
+        ++n;
+    }
     return n;
 }
 

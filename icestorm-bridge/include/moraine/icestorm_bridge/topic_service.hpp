@@ -98,12 +98,16 @@ public:
     std::size_t deliveries_in_flight();
     /** Old side: holds the intake, then waits up to `settle` for every delivery in flight to end
         (twoway events answered, queues empty); `unsettled` is what was still in flight then (those
-        events do not move). @return the catalog image (catalog_image.hpp) in parts of at most
-        `part_max` bytes. Blocks: not on a shard. */
+        events do not move). @return the catalog image (catalog_image.hpp) of snapshot(`stay`) in
+        parts of at most `part_max` bytes. Blocks: not on a shard. */
     std::vector<std::vector<std::byte>> hold_for_takeover(std::chrono::milliseconds settle, std::size_t part_max,
-                                                          std::size_t& unsettled);
-    /// Topics, links and subscribers with their QoS, as they stand. Blocks: not on a shard.
-    stored_catalog snapshot();
+                                                          std::size_t& unsettled,
+                                                          const std::optional<protocol::endpoint>& stay = std::nullopt);
+    /** Topics, links and subscribers with their QoS, as they stand. With `stay`, a servant of a
+        session that is still here (session_directory::session_here) is written as a subscriber
+        at `stay` (session_router::open_stay_endpoint), no longer a session's servant: the new
+        process delivers to it there, and this process to the session. Blocks: not on a shard. */
+    stored_catalog snapshot(const std::optional<protocol::endpoint>& stay = std::nullopt);
     /** New side: adds the old process's catalog (decode_catalog_image) to this one. A subscriber
         whose QoS no longer parses, whose topic is missing or that is subscribed here already is
         skipped. @return the subscribers added. Blocks: not on a shard. */

@@ -35,6 +35,10 @@ public:
     /// (docs/takeover.md). Nothing happens if no such session lives on `sh`.
     virtual void note_subscription(shard& sh, std::string_view category) = 0;
 
+    /// True if session `category` lives on `sh` in this process (it has not moved away).
+    /// Called on `sh`.
+    virtual bool session_here(shard& sh, std::string_view category) const = 0;
+
     /// True if requests to session servants keep their context (Glacier2.Server.ForwardContext).
     virtual bool forwards_context() const noexcept = 0;
 

@@ -49,7 +49,8 @@ struct takeover_hooks {
     /// The catalog reached the new process (true), or the topic service stays here after all
     /// (false: its intake runs again, and its subscribed sessions no longer move).
     std::function<void(bool gone)> topics_gone;
-    /// Sessions here whose servants subscribed to the topic service.
+    /// Sessions here whose servants subscribed to the topic service and that will move: the
+    /// topic service follows once none is left (or 5 s after the handover).
     std::function<std::size_t()> subscribed_sessions;
     /// The topic service's connections that may move now, with their descriptors (with `last`,
     /// the others close gracefully; else `left` counts them): topic_service::take_connections.

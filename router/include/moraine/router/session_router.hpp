@@ -82,9 +82,17 @@ public:
         they). docs/takeover.md "The topic service moves". Any thread. */
     void topics_leave(bool leaving) noexcept { topics_leaving_.store(leaving, std::memory_order_relaxed); }
     bool topics_leaving() const noexcept { return topics_leaving_.load(std::memory_order_relaxed); }
+    using subscribed = subscribed_kind;
     /// Takeover, old side, from a thread that is no shard's: sessions here whose servants
-    /// subscribed to the embedded topic service (`over_tls`: only those over TLS, which cannot move).
-    std::size_t subscribed_sessions(bool over_tls = false);
+    /// subscribed to the embedded topic service, as `which` says.
+    std::size_t subscribed_sessions(subscribed which = subscribed::all);
+    /** Takeover, old side, from a thread that is no shard's, once the listening sockets went to
+        the new process: a loopback tcp endpoint (port chosen by the kernel) on shard 0, served as
+        the server endpoints are, so that a request to a servant of a session that stays here
+        reaches its client. The topic service, moved to the new process, delivers there to the
+        subscribers whose sessions stay (docs/takeover.md "Sessions that stay"). Closed with the
+        shards. @throws boost::system::system_error if it cannot be bound. */
+    protocol::endpoint open_stay_endpoint();
     /** Takeover, either side, from a thread that is no shard's: installs session `s` on the
         client connection `fd` (a connected TCP socket, under WebSocket framing for a ws session,
         already upgraded), on the shard that owns its category;
@@ -103,6 +111,7 @@ public:
     bool hosts(const protocol::proxy& p) const override;
     bool forwards_context() const noexcept override { return cfg_->server_forward_context; }
     void note_subscription(net::shard& sh, std::string_view category) override;
+    bool session_here(net::shard& sh, std::string_view category) const override;
     delivery deliver(net::shard& sh, std::string_view category, session_cache& cache, std::size_t queue_limit,
                      frame_source frame, bool twoway, reply_done done) override;
 

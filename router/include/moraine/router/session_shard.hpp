@@ -21,6 +21,12 @@
 
 namespace moraine::router {
 
+/// Which subscribed sessions a takeover counts (session_router::subscribed_sessions).
+enum class subscribed_kind {
+    all,       ///< every session here whose servants subscribed to the embedded topic service
+    movable,   ///< those that will move (client_connection::may_move)
+};
+
 class client_connection;
 class session_router;
 
@@ -94,9 +100,9 @@ public:
     /// Takeover: the sessions of this shard that may move now, at most `max`, each handed over
     /// (client_connection::hand_over) with its state; the caller owns the descriptors.
     std::vector<std::pair<net::takeover_session, net::unique_fd>> take_movable(std::size_t max);
-    /// Takeover: this shard's sessions whose servants subscribed to the embedded topic service
-    /// (`over_tls`: only those over TLS).
-    std::size_t subscribed_sessions(bool over_tls) const noexcept;
+    /// Takeover: this shard's sessions whose servants subscribed to the embedded topic service,
+    /// as `which` says.
+    std::size_t subscribed_sessions(subscribed_kind which) const noexcept;
     /// Takeover, old side: the sessions that left this shard for a new process, and the
     /// callbacks parked for those in transit.
     moved_sessions& moved() noexcept { return moved_; }
