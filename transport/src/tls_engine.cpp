@@ -183,6 +183,10 @@ bool tls_engine::write(protocol::byte_view plain, protocol::byte_buffer& out) {
         if (error_.empty()) error_ = established_ ? "the TLS connection is closed" : "TLS handshake not complete";
         return false;
     }
+    // A write from inside read()'s callback (a pong, a WebSocket upgrade answer) lends its own
+    // buffers for the SSL_write, then gives the read its loan back: without that, the read's
+    // input after the current record would be dropped (and the stream broken).
+    const io_loan outer = io_;
     begin({}, out);
     // With SSL_MODE_RELEASE_BUFFERS, OpenSSL allocates its write buffer (max_send_fragment plus
     // the record overhead) for every write and frees it after. Sized for a 16 KiB record it is a
@@ -197,6 +201,10 @@ bool tls_engine::write(protocol::byte_view plain, protocol::byte_buffer& out) {
     const int rc = plain.empty() ? 1 : SSL_write_ex(ssl_, plain.data(), plain.size(), &written);
     if (rc != 1) status_after(0);
     end(final_);
+    if (outer.out) {
+        io_ = outer;
+        BIO_set_data(SSL_get_rbio(ssl_), &io_);
+    }
     return rc == 1;
 }
 

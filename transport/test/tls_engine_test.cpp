@@ -195,6 +195,36 @@ TEST(tls_engine, a_read_stopped_by_its_callback_leaves_the_rest) {
     EXPECT_EQ(pieces, 1);
 }
 
+TEST(tls_engine, a_write_from_a_reads_callback_leaves_the_read_going_on) {
+    // A WebSocket pong or upgrade answer is sealed while the read that brought the ping is still
+    // under way: the records after it in the same input must still be read.
+    pair_of_engines p;
+    ASSERT_TRUE(p.handshake());
+    byte_buffer wire;
+    ASSERT_TRUE(p.client.write(view("ping"), wire));
+    ASSERT_TRUE(p.client.write(view("data"), wire));
+    ASSERT_TRUE(p.client.write(view("more"), wire));
+    std::array<std::byte, 16384> plain;
+    byte_buffer out, answers;
+    std::string got;
+    auto step = p.server.read(wire, out, plain, [&](byte_view b) {
+        got += text(b);
+        if (text(b) == "ping") {
+            EXPECT_TRUE(p.server.write(view("pong"), answers));
+        }
+        return true;
+    });
+    EXPECT_EQ(step.status, tls_status::want_read);
+    EXPECT_EQ(step.consumed, wire.size());
+    EXPECT_EQ(got, "pingdatamore");
+    // The answer is a whole record, in order for the client.
+    std::string back;
+    byte_buffer in = std::exchange(p.to_client, {}), ignored;
+    in.insert(in.end(), answers.begin(), answers.end());
+    EXPECT_EQ(pair_of_engines::read_all(p.client, in, back, ignored), tls_status::want_read);
+    EXPECT_EQ(back, "pong");
+}
+
 TEST(tls_engine, close_notify_reads_as_closed) {
     pair_of_engines p;
     ASSERT_TRUE(p.handshake());

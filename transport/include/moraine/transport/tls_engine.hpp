@@ -68,7 +68,9 @@ public:
         `on_plain(std::span<std::byte>) -> bool`, a mutable loan of `plain` (a caller's scratch, of any
         size; 16 KiB holds a whole record). Anything the engine must send meanwhile (a TLS 1.3
         key update answer, an alert) is appended to `out`. Stops when `on_plain` returns false
-        (status ok: the rest of `in` is not used). @return want_read when `in` is used up. */
+        (status ok: the rest of `in` is not used). `on_plain` may call write() (to answer what
+        it read: a pong); the read then goes on with the rest of `in`.
+        @return want_read when `in` is used up. */
     template <class OnPlain>
     tls_step read(protocol::byte_view in, protocol::byte_buffer& out, std::span<std::byte> plain, OnPlain&& on_plain) {
         begin(in, out);
