@@ -6,22 +6,15 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
+#include <moraine/transport/layered_stream.hpp>
 #include <moraine/transport/tls_engine.hpp>
 #include <moraine/transport/ws_client_upgrade.hpp>
-#include <moraine/transport/ws_control_frame.hpp>
-#include <moraine/transport/ws_error.hpp>
-#include <moraine/transport/ws_frame_decoder.hpp>
-#include <moraine/transport/ws_frame_header.hpp>
-#include <moraine/transport/ws_frame_reader.hpp>
-#include <moraine/transport/ws_masked_frame.hpp>
-#include <moraine/transport/ws_server_upgrade.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -34,19 +27,9 @@ namespace {
 constexpr std::size_t max_frames_per_write = 256;
 namespace tp = moraine::transport;
 
-// TLS: frames are gathered into one SSL_write of up to this many bytes (records of 16 KiB),
-// and one flush encrypts at most tls_flush_max: what one write can usually hand the kernel.
-constexpr std::size_t tls_coalesce_bytes = 64 * 1024;
-constexpr std::size_t tls_flush_max = 256 * 1024;
-
-/// Per shard thread: small frames (and their WebSocket headers) gathered for one SSL_write.
-protocol::byte_buffer& tls_staging() {
-    thread_local protocol::byte_buffer staging;
-    return staging;
-}
-/// Per shard thread: the wire bytes of one flush, written at once; only what the socket does
-/// not take is copied to the connection.
-protocol::byte_buffer& tls_cipher_scratch() {
+/// Per shard thread: the wire bytes of one layered flush, written at once; only what the socket
+/// does not take is copied to the connection.
+protocol::byte_buffer& wire_scratch() {
     thread_local protocol::byte_buffer cipher;
     return cipher;
 }
@@ -69,15 +52,31 @@ struct exact_allocator {
 };
 }  // namespace
 
-/// TLS and WebSocket state of a layered connection. `pending` collects wire bytes the socket
-/// has not taken yet (appended to at any time), `writing` is what an asynchronous write is
-/// sending now; both are empty, with no capacity, once the peer took everything.
+/// A layered connection's codec and its wire bytes in flight. `pending` collects wire bytes the
+/// socket has not taken yet (appended to at any time), `writing` is what an asynchronous write
+/// is sending now; both are empty, with no capacity, once the peer took everything.
 struct ice_connection::layers {
+    layers(tp::tls_engine* engine, bool websocket, tp::ws_role role, std::uint64_t max_message_bytes)
+        : codec(engine, websocket, role, max_message_bytes) {}
+    tp::layered_stream codec;
     protocol::byte_buffer pending;
     protocol::byte_buffer writing;
-    protocol::byte_buffer early;  // stream bytes (under TLS) that came with a client handshake's last flight
-    std::unique_ptr<tp::ws_server_upgrade> upgrade;  // an accepted ws/wss connection until upgraded
-    std::optional<tp::ws_frame_decoder> ws;          // ws, wss
+};
+
+/// The connection as its layered_stream's sink: the Ice stream to the framing, answers to the
+/// socket (in order with what is pending), the accepted upgrade to finish_handshakes.
+struct ice_connection::layer_sink {
+    ice_connection& c;
+    bool stream(std::span<const std::byte> ice) { return c.on_bytes(ice) && !c.closed_; }
+    bool send(protocol::byte_view wire) {
+        if (c.closed_) return false;
+        c.send_raw(wire);
+        return !c.closed_;
+    }
+    bool upgraded() {
+        c.finish_handshakes();
+        return !c.closed_;
+    }
 };
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -89,10 +88,9 @@ ice_connection::ice_connection(shard& home, transport t)
     ++home_.metrics().connections_open;
     out_.coalesce(!transport_.websocket());  // WebSocket writes one frame per Ice message
     if (!transport_.secure() && !transport_.websocket()) return;
-    layers_ = std::make_unique<layers>();
-    if (transport_.websocket())
-        layers_->ws.emplace(transport_.server_side() ? tp::ws_role::server : tp::ws_role::client,
-                            home.cfg().message_size_max);
+    layers_ = std::make_unique<layers>(transport_.engine(), transport_.websocket(),
+                                       transport_.server_side() ? tp::ws_role::server : tp::ws_role::client,
+                                       home.cfg().message_size_max);
 }
 
 bool ice_connection::wire_backlog() const noexcept {
@@ -141,9 +139,10 @@ void ice_connection::start_loops() {
     // per idle connection, a pending wait ~0.2 KiB (perf/README.md, "Idle RSS per session").
     arm_read();
     if (!out_.empty()) schedule_write();  // queued before the start (validate connection)
-    if (layers_ && !layers_->early.empty()) {
-        auto early = std::exchange(layers_->early, {});
-        if (!on_plain_bytes(early)) reads_stopped_ = true;
+    if (layers_ && layers_->codec.has_early()) {
+        auto early = layers_->codec.take_early();
+        layer_sink sink{*this};
+        if (!after_layers(layers_->codec.feed_plain(early, sink))) reads_stopped_ = true;
     }
 }
 
@@ -217,8 +216,7 @@ bool ice_connection::movable_with_partial() const noexcept {
     // WebSocket without TLS: upgraded, between two frames, no wire bytes waiting; a fresh decoder
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
-        !layers_ || (!transport_.secure() && layers_->ws && !layers_->upgrade && layers_->ws->at_message_boundary() &&
-                     layers_->pending.empty() && layers_->writing.empty() && layers_->early.empty());
+        !layers_ || (layers_->codec.movable() && layers_->pending.empty() && layers_->writing.empty());
     return loops_started_ && layers_movable && !closed_ && !closing_ && out_.empty() && !write_in_flight_ &&
            !flush_marked_ && awaiting_backend_ == 0;
 }
@@ -406,7 +404,7 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
     bool more = false;
     try {
         const std::span<std::byte> data(scratch.data(), n);
-        more = transport_.secure() ? on_ciphertext(data) : on_plain_bytes(data);
+        more = layers_ ? on_wire_bytes(data) : on_bytes(data);
     } catch (...) {
         // As co_spawn does for the TLS and WebSocket read loops: counted and logged, reading
         // stops, the shard runs on.
@@ -485,7 +483,7 @@ void ice_connection::start_handshakes() {
         close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
         return;
     }
-    if (transport_.websocket()) layers_->upgrade = std::make_unique<tp::ws_server_upgrade>();
+    if (transport_.websocket()) layers_->codec.expect_upgrade();
     // A peer that stalls is closed at the deadline, before any Ice byte; one deadline
     // (Moraine.TLS.HandshakeTimeout) bounds the TLS handshake and the WebSocket upgrade together.
     // The resume timer is free until the loops start: nothing pauses reading before that.
@@ -559,14 +557,14 @@ void ice_connection::after_handshake_step(const tp::tls_step& step, protocol::by
         close(close_reason::handshake, "TLS handshake failed: " + transport_.engine()->error());
         return;
     }
-    if (!layers_->upgrade) finish_handshakes();  // ssl: TLS was the only handshake
+    if (!layers_->codec.upgrading()) finish_handshakes();  // ssl: TLS was the only handshake
     after_handshakes_input(input.subspan(step.consumed));
 }
 
 void ice_connection::after_handshakes_input(std::span<std::byte> data) {
     // What follows in this read (an eager peer's records, the upgrade request) is read now,
     // while the input is still ours.
-    const bool more = data.empty() || (transport_.secure() ? on_ciphertext(data) : on_plain_bytes(data));
+    const bool more = data.empty() || on_wire_bytes(data);
     if (closed_) return;
     if (!loops_started_) return arm_handshake_read();
     if (!more) reads_stopped_ = true;
@@ -602,7 +600,7 @@ asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::
         protocol::byte_buffer reply;
         const auto rest = engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply,
                                       tp::thread_plain_buffer(), [this](std::span<std::byte> plain) {
-                                          layers_->early.insert(layers_->early.end(), plain.begin(), plain.end());
+                                          layers_->codec.hold_early(plain);
                                           return true;
                                       });
         if (rest.status == tp::tls_status::failed) co_return engine.error();
@@ -613,22 +611,17 @@ asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::
 asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endpoint& ep) {
     tp::ws_client_upgrade upgrade(ep.host, static_cast<std::uint16_t>(ep.port), ep.resource);
     protocol::byte_buffer request;
-    const auto text = protocol::as_bytes(upgrade.request());
-    if (auto* engine = transport_.engine()) {
-        if (!engine->write(text, request)) co_return engine->error();
-    } else {
-        request.assign(text.begin(), text.end());
-    }
+    if (!layers_->codec.seal(protocol::as_bytes(upgrade.request()), request)) co_return transport_.engine()->error();
     if (auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(request), nothrow_awaitable); ec)
         co_return ec.message();
-    protocol::byte_buffer answer = std::exchange(layers_->early, {}), in(16 * 1024);
+    protocol::byte_buffer answer = layers_->codec.take_early(), in(16 * 1024);
     for (;;) {
         if (!answer.empty()) {
             const auto r = upgrade.put(answer);
             if (r.status == tp::ws_upgrade_status::refused) co_return r.why;
             if (r.status == tp::ws_upgrade_status::accepted) {
                 // The server's first frames (its validate connection) may come with the 101.
-                layers_->early.assign(answer.begin() + static_cast<std::ptrdiff_t>(r.consumed), answer.end());
+                layers_->codec.hold_early(protocol::byte_view(answer).subspan(r.consumed));
                 co_return std::string();
             }
             answer.clear();  // kept by the upgrade
@@ -651,78 +644,44 @@ asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endp
     }
 }
 
-bool ice_connection::on_ciphertext(std::span<std::byte> data) {
-    auto& engine = *transport_.engine();
-    protocol::byte_buffer reply;  // alerts, key update answers: rare, and no allocation when empty
-    const auto step = engine.read(data, reply, tp::thread_plain_buffer(),
-                                  [this](std::span<std::byte> plain) { return on_plain_bytes(plain) && !closed_; });
-    if (!reply.empty() && !closed_) send_raw(reply);
-    switch (step.status) {
-    case tp::tls_status::want_read:
+bool ice_connection::on_wire_bytes(std::span<std::byte> data) {
+    layer_sink sink{*this};
+    return after_layers(layers_->codec.feed(data, sink));
+}
+
+bool ice_connection::after_layers(tp::layered_end end) {
+    switch (end) {
+    case tp::layered_end::need_more:
         return !closed_;
-    case tp::tls_status::ok:
-        return false;  // dispatch asked to stop reading
-    case tp::tls_status::closed:
-        close(close_reason::peer_closed, "peer closed the TLS connection");
+    case tp::layered_end::stopped:
         return false;
-    case tp::tls_status::failed:
-        break;
-    }
-    ++home_.metrics().protocol_errors;
-    close(close_reason::protocol_error, "TLS error: " + engine.error());
-    return false;
-}
-
-bool ice_connection::on_plain_bytes(std::span<std::byte> data) {
-    if (!layers_ || !layers_->ws) return on_bytes(data);
-    if (layers_->upgrade) return on_upgrade_bytes(data);
-    return on_ws_bytes(data);
-}
-
-bool ice_connection::on_upgrade_bytes(std::span<std::byte> data) {
-    const auto r = layers_->upgrade->put(data);
-    if (r.status == tp::ws_upgrade_status::need_more) return true;
-    if (!r.answer.empty()) send_plain(protocol::as_bytes(r.answer));
-    if (r.status == tp::ws_upgrade_status::refused) {
-        // Worth a line: a browser or proxy misconfigured in front of the router shows here.
-        spdlog::info("WebSocket connection from {} refused: {}", peer_text(), r.why);
-        close(close_reason::handshake, r.why);
+    case tp::layered_end::tls_closed:
+    case tp::layered_end::ws_closed:
+        close(close_reason::peer_closed, layers_->codec.why());
         return false;
-    }
-    layers_->upgrade.reset();
-    finish_handshakes();
-    return !closed_ && on_ws_bytes(data.subspan(r.consumed));
-}
-
-bool ice_connection::on_ws_bytes(std::span<std::byte> data) {
-    boost::system::error_code ec;
-    const auto end = tp::read_ws_frames(
-        *layers_->ws, data, ec, [this](std::span<const std::byte> payload) { return on_bytes(payload); },
-        [this](const tp::ws_control_frame& answer) {
-            send_plain(answer.view());
-            return !closed_;
-        });
-    if (end == tp::ws_read_end::closed) {
-        close(close_reason::peer_closed, "peer closed the connection");
-    } else if (end == tp::ws_read_end::error) {
-        const auto role = transport_.server_side() ? tp::ws_role::server : tp::ws_role::client;
-        if (const auto code = tp::ws_close_code(ec)) send_plain(tp::ws_close_frame(role, code).view());
-        const std::string what = ec == tp::ws_errc::text_frame      ? "WebSocket text frame (Ice sends binary frames only)"
-                                 : ec == tp::ws_errc::message_too_big ? "WebSocket message larger than the message size limit"
-                                                                      : "WebSocket protocol error: " + ec.message();
+    case tp::layered_end::tls_failed:
+        ++home_.metrics().protocol_errors;
+        close(close_reason::protocol_error, layers_->codec.why());
+        return false;
+    case tp::layered_end::ws_failed: {
+        const std::string what = layers_->codec.why();
         spdlog::info("WebSocket connection from {} closed: {}", peer_text(), what);
         ++home_.metrics().protocol_errors;
         close(close_reason::protocol_error, what);
+        return false;
     }
-    return end == tp::ws_read_end::need_more && !closed_;
-}
-
-void ice_connection::send_plain(protocol::byte_view bytes) {
-    auto* engine = transport_.engine();
-    if (!engine) return send_raw(bytes);
-    protocol::byte_buffer records;
-    if (!engine->write(bytes, records)) return close(close_reason::io_error, "TLS error: " + engine->error());
-    send_raw(records);
+    case tp::layered_end::refused: {
+        // Worth a line: a browser or proxy misconfigured in front of the router shows here.
+        const std::string why = layers_->codec.why();
+        spdlog::info("WebSocket connection from {} refused: {}", peer_text(), why);
+        close(close_reason::handshake, why);
+        return false;
+    }
+    case tp::layered_end::seal_failed:
+        close(close_reason::io_error, layers_->codec.why());
+        return false;
+    }
+    return false;
 }
 
 void ice_connection::send_raw(protocol::byte_view bytes) {
@@ -742,58 +701,26 @@ bool ice_connection::encode_queued(protocol::byte_buffer& wire, bool& fell_below
                                    std::size_t& footprint_before) {
     thread_local std::vector<asio::const_buffer> batch;
     out_.gather(batch, max_frames_per_write);
-    auto* engine = transport_.engine();
-    const bool ws = transport_.websocket(), masked = ws && !transport_.server_side();
-    auto& staging = tls_staging();
-    staging.clear();
-    bool ok = true;
-    // Over TLS small pieces share records and a large one is sealed where it lies; without
-    // TLS (ws) the bytes go straight to `wire`.
-    const auto seal = [&](protocol::byte_view plain) { ok = ok && engine->write(plain, wire); };
-    const auto emit = [&](protocol::byte_view piece) {
-        if (!engine) return wire.insert(wire.end(), piece.begin(), piece.end()), void();
-        if (staging.size() + piece.size() > tls_coalesce_bytes && !staging.empty()) {
-            seal(staging);
-            staging.clear();
-        }
-        if (piece.size() >= tls_coalesce_bytes) seal(piece);
-        else staging.insert(staging.end(), piece.begin(), piece.end());
-    };
-    std::size_t taken = 0;
-    for (std::size_t i = 0; i < out_.gathered(); ++i) {
-        const auto& f = out_.gathered_frame(i);
-        const protocol::byte_view head(f.head);
-        const protocol::byte_view tail = f.tail ? protocol::byte_view(*f.tail) : protocol::byte_view();
-        const std::size_t size = head.size() + tail.size();
-        if (masked) {  // a back end over ws: the client masks, so the payload is copied anyway
-            thread_local protocol::byte_buffer frame;
-            frame.clear();
-            const std::array<protocol::byte_view, 2> pieces{head, tail};
-            tp::append_masked_frame(frame, tp::ws_opcode::binary, pieces, tp::random_mask_key());
-            emit(frame);
-        } else {
-            if (ws) emit(tp::ws_header(tp::ws_opcode::binary, size).view());  // one Ice message per frame
-            emit(head);
-            if (!tail.empty()) emit(tail);
-        }
-        taken += size;
-        if (wire.size() + staging.size() >= tls_flush_max) break;
-    }
-    if (!staging.empty()) seal(staging);
-    if (staging.capacity() > 2 * tls_coalesce_bytes) protocol::byte_buffer().swap(staging);
-    if (!ok) {
-        close(close_reason::io_error, "TLS error: " + engine->error());
+    const auto encoded = layers_->codec.encode(
+        out_.gathered(),
+        [this](std::size_t i) {
+            const auto& f = out_.gathered_frame(i);
+            return tp::message_pieces{protocol::byte_view(f.head), f.tail ? protocol::byte_view(*f.tail) : protocol::byte_view()};
+        },
+        wire);
+    if (!encoded.ok) {
+        close(close_reason::io_error, "TLS error: " + transport_.engine()->error());
         return false;
     }
     bytes_before = out_.bytes();
     footprint_before = out_.footprint();
-    fell_below_low = out_.consume(taken);  // encoded: the wire bytes carry them now
+    fell_below_low = out_.consume(encoded.bytes);  // encoded: the wire bytes carry them now
     return true;
 }
 
 void ice_connection::flush_layered() {
     if (wire_backlog()) return write_layered_async();  // bytes before these must leave first
-    auto& wire = tls_cipher_scratch();
+    auto& wire = wire_scratch();
     wire.clear();
     bool fell = false;
     std::size_t before = 0, footprint_before = 0;
@@ -803,7 +730,7 @@ void ice_connection::flush_layered() {
     if (ec == asio::error::would_block || ec == asio::error::try_again) n = 0;
     else if (ec) return close(close_reason::io_error, ec.message());
     if (n < wire.size()) layers_->pending.assign(wire.begin() + static_cast<std::ptrdiff_t>(n), wire.end());
-    if (wire.capacity() > 2 * tls_flush_max) protocol::byte_buffer().swap(wire);  // give a burst back
+    if (wire.capacity() > 2 * tp::layered_stream::flush_max) protocol::byte_buffer().swap(wire);  // give a burst back
     after_write(before, footprint_before, fell);
     if ((wire_backlog() || !out_.empty()) && !closed_) write_layered_async();
 }

@@ -12,6 +12,7 @@
 #include <moraine/net/write_queue.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -21,6 +22,7 @@
 
 namespace moraine::transport {
 struct tls_step;
+enum class layered_end : std::uint8_t;
 }
 
 namespace moraine::net {
@@ -35,10 +37,10 @@ class shard;
 /// Writes: what a loop turn queues leaves at the turn's end in one writev (turn_flusher).
 /// Every transport runs from completion handlers, with no coroutine per connection (an idle
 /// one holds one pending wait, perf/README.md "Idle RSS per session"). TLS and WebSocket are
-/// layers over the same reads and writes (the "layered" paths): the shard's scratch goes
-/// through a transport::tls_engine and/or a WebSocket frame decoder before on_bytes, and what
-/// a turn queued is framed (one WebSocket frame per Ice message) and sealed (one SSL_write
-/// per 64 KiB) into one buffer, sent with one write.
+/// layers over the same reads and writes (the "layered" paths), their codec a
+/// transport::layered_stream: the shard's scratch goes through it before on_bytes, and what a
+/// turn queued is framed (one WebSocket frame per Ice message) and sealed (one SSL_write per
+/// 64 KiB) by it into one buffer, sent with one write. This class keeps the socket I/O.
 class ice_connection : public std::enable_shared_from_this<ice_connection> {
 public:
     virtual ~ice_connection();
@@ -231,23 +233,16 @@ private:
     void after_handshakes_input(std::span<std::byte> data);
     /// The handshakes are done: validate connection queued (accepted side), loops started.
     void finish_handshakes();
-    /// TLS: decrypts `data` (a loan: the shard's scratch) and passes the plaintext on
-    /// (on_plain_bytes). Closes on a TLS error or the peer's close_notify. @return false to stop reading.
-    bool on_ciphertext(std::span<std::byte> data);
-    /// Bytes of the stream under TLS: the WebSocket upgrade, WebSocket frames, or Ice messages.
-    /// `data` is a mutable loan (frames are unmasked in place). @return false to stop reading.
-    bool on_plain_bytes(std::span<std::byte> data);
-    /// The accepted side's WebSocket upgrade request; on success the rest goes to on_ws_bytes.
-    bool on_upgrade_bytes(std::span<std::byte> data);
-    /// WebSocket frames: payload to on_bytes, pings answered, a close or an error closes.
-    bool on_ws_bytes(std::span<std::byte> data);
-    /// Sends stream bytes outside the queue (an upgrade answer, a pong, a close frame): sealed
-    /// first over TLS, then as send_raw.
-    void send_plain(protocol::byte_view bytes);
+    /// Layered: wire bytes just read (a mutable loan: the shard's scratch, decoded in place)
+    /// through the codec to on_bytes; its answers go out by send_raw. @return false to stop reading.
+    bool on_wire_bytes(std::span<std::byte> data);
+    /// Acts on how the codec's feed ended: closes (with its reason, counted and logged as each
+    /// end requires) unless it only wants more bytes. @return false to stop reading.
+    bool after_layers(moraine::transport::layered_end end);
     /// Sends bytes as they go on the wire (TLS records, or WebSocket bytes without TLS) now, as
     /// far as the socket takes them without blocking; the rest after what is pending, in order.
     void send_raw(protocol::byte_view bytes);
-    /// Frames (WebSocket) and seals (TLS) up to 256 queued frames or 256 KiB into `wire` and
+    /// Encodes (the codec frames and seals) up to 256 queued frames or 256 KiB into `wire` and
     /// takes them out of the queue. @return false if the connection closed (an engine failure).
     bool encode_queued(protocol::byte_buffer& wire, bool& fell_below_low, std::size_t& bytes_before,
                        std::size_t& footprint_before);
@@ -274,7 +269,8 @@ private:
     protocol::frame_assembler in_;  // holds a message only while it straddles reads
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     struct layers;
-    std::unique_ptr<layers> layers_;  // TLS and/or WebSocket state; null for plain TCP
+    struct layer_sink;
+    std::unique_ptr<layers> layers_;  // TLS and/or WebSocket codec and wire bytes; null for plain TCP
     /// True while encoded bytes wait for the socket (never for plain TCP).
     bool wire_backlog() const noexcept;
     // Made on first use (an idle plain TCP connection has none: 120 bytes); it never expires
