@@ -376,16 +376,20 @@ std::unique_ptr<net::takeover_server> serve_takeovers(const app::app_config& cfg
     }
 }
 
-/** After a takeover (old side): serves the sessions until they end or the takeover deadline, a
+/** After a takeover (old side): serves the sessions until they end (and the moves, the topic service
+    last, are over) or the takeover deadline, a
     SIGTERM or SIGINT cutting it short, then drains as SIGTERM does (close-connection messages).
     The client adapter stays registered: the new router serves the same endpoints. */
-void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, router::session_router& glacier2) {
+void drain_after_takeover(const app::app_config& cfg, net::shard_set& shards, router::session_router& glacier2,
+                          const net::takeover_server& takeovers) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const auto deadline = std::chrono::milliseconds(cfg.runtime.takeover.drain_timeout_ms);
     const auto at_handover = glacier2.sessions_open();
     spdlog::info("takeover: serving {} session(s) until they end, for at most {} ms", at_handover, deadline.count());
-    while (glacier2.sessions_open() > 0 && clock::now() - start < deadline) {
+    // The moves too: the topic service leaves once its sessions have, and the drain below would
+    // close its connections before they move.
+    while ((glacier2.sessions_open() > 0 || takeovers.moving()) && clock::now() - start < deadline) {
         if (const int sig = net::wait_for_stop_signal_for(std::chrono::milliseconds(100)); sig == SIGTERM || sig == SIGINT) {
             spdlog::info("signal {}: closing the remaining sessions now", sig);
             break;
@@ -507,7 +511,7 @@ int main(int argc, char** argv) {
         intake.reset();  // no more sessions adopted: this router stops
         if (takeovers && takeovers->handed_over()) {
             // The takeover thread moves sessions meanwhile; stopped once none is left or the deadline passed.
-            drain_after_takeover(cfg, *shards, *glacier2);
+            drain_after_takeover(cfg, *shards, *glacier2, *takeovers);
             takeovers->stop();
             spdlog::info("shutting down");
             shards->stop();

@@ -58,6 +58,8 @@ TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes
         auto offer = c.request("new-router");
         ASSERT_EQ(offer.sockets.size(), 1u);
         c.accept(1);
+        // From the handover until the moves end: the old router's drain waits for it.
+        EXPECT_TRUE(f.server->moving());
 
         std::vector<std::string> seen;
         std::string read_through_second;
@@ -80,6 +82,8 @@ TEST(takeover_sessions, sessions_arrive_with_their_connection_and_a_refusal_goes
         EXPECT_EQ(got.adopted, 1u);
         EXPECT_EQ(got.refused, 1u);
         EXPECT_GT(got.bytes, net::takeover_header_bytes);
+        for (int i = 0; i < 200 && f.server->moving(); ++i) std::this_thread::sleep_for(5ms);
+        EXPECT_FALSE(f.server->moving()) << "sessions_done sent: the moves are over";
         for (int i = 0; i < 200; ++i) {
             std::lock_guard lock(f.mutex);
             if (f.moved.size() + f.kept.size() == 2) break;

@@ -82,6 +82,10 @@ public:
     void stop();
     /// Whether a takeover succeeded: the listening sockets belong to another process.
     bool handed_over() const noexcept { return handed_over_.load(std::memory_order_acquire); }
+    /// Whether the handover's moves are under way: sessions, then the topic service with its
+    /// connections. True from before handed_over() is; the drain after a handover waits for it,
+    /// or its closing would take the topic connections before they move.
+    bool moving() const noexcept { return moving_.load(std::memory_order_acquire); }
 
     /// How long the new process has to adopt the sockets and confirm (its start-up).
     static constexpr std::chrono::seconds confirm_timeout{60};
@@ -139,6 +143,7 @@ private:
     dev_t dev_ = 0;                     // the path's inode as we made it: removed at exit only if unchanged
     ino_t ino_ = 0;
     std::atomic<bool> handed_over_{false};
+    std::atomic<bool> moving_{false};  // moving()
     std::uint32_t serial_ = 0;  // the last session offered
     std::thread thread_;
 };
