@@ -199,6 +199,10 @@ void takeover_server::serve(int conn) {
     const auto closed = hooks_.release();
     const auto sessions = hooks_.sessions();
     moving_.store(true, std::memory_order_release);  // before handed_over: the drain then waits for it
+    struct moves_end {  // however serve() ends from here
+        std::atomic<bool>& moving;
+        ~moves_end() { moving.store(false, std::memory_order_release); }
+    } end{moving_};
     handed_over_.store(true, std::memory_order_release);
     listen_.reset();  // before the confirmation: the new process then finds the path free to bind
     try {
@@ -210,10 +214,6 @@ void takeover_server::serve(int conn) {
                  "connections and drains its {} session(s):{}",
                  closed, hello->program, hello->pid, sessions, described);
     hooks_.handed_over();
-    struct moves_end {
-        std::atomic<bool>& moving;
-        ~moves_end() { moving.store(false, std::memory_order_release); }
-    } end{moving_};
     move_sessions(conn, hello->pid);
 }
 

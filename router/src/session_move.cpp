@@ -6,7 +6,6 @@
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/router/callback_relay.hpp>
 #include <moraine/router/client_connection.hpp>
-#include <moraine/router/server_connection.hpp>
 #include <moraine/router/session_router.hpp>
 
 #include <spdlog/spdlog.h>
@@ -44,7 +43,7 @@ bool client_connection::may_move() const noexcept {
 }
 
 bool client_connection::held_by_queues() const noexcept {
-    return buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty()) && may_move() && !closed();
+    return queues_hold() && may_move() && !closed();
 }
 
 void client_connection::flush_for_move() {
@@ -54,8 +53,7 @@ void client_connection::flush_for_move() {
 std::optional<net::takeover_session> client_connection::move_state() {
     // Buffered mode's queues move only empty (a hold timer without requests carries nothing);
     // flush_for_move empties them first.
-    const bool queued = buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
-    if (!may_move() || queued || resolving_ > 0 || blocked_on_backend_ || !at_message_boundary()) return std::nullopt;
+    if (!may_move() || queues_hold() || resolving_ > 0 || blocked_on_backend_ || !at_message_boundary()) return std::nullopt;
     if (!calls_.empty()) return std::nullopt;
     net::takeover_session m;
     m.transport = websocket() ? net::session_transport::ws : net::session_transport::tcp;
@@ -184,9 +182,7 @@ protocol::endpoint session_router::open_stay_endpoint() {
     shards_.call_on(0, [this, &ep](net::shard& sh) {
         auto acceptor = net::bind_listener(sh, ep);
         ep.port = acceptor.local_endpoint().port();
-        net::start_accepting(sh, std::move(acceptor), net::transport_kind::tcp, [this](net::shard& on, net::transport s) {
-            std::make_shared<server_connection>(local(on.index()), std::move(s))->start();
-        });
+        net::start_accepting(sh, std::move(acceptor), net::transport_kind::tcp, serve_back_ends());
     });
     return ep;
 }

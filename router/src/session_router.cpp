@@ -46,9 +46,7 @@ void session_router::start() {
     // callbacks (docs/glacier2.md "udp").
     std::vector<protocol::endpoint> streams, datagrams;
     for (const auto& e : cfg_->server_endpoints) (e.is_udp() ? datagrams : streams).push_back(e);
-    auto bound_streams = shards_.listen("Glacier2.Server", streams, [this](net::shard& sh, net::transport s) {
-        std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
-    });
+    auto bound_streams = shards_.listen("Glacier2.Server", streams, serve_back_ends());
     auto bound_datagrams = shards_.listen_datagrams(
         "Glacier2.Server", datagrams, [this](net::shard& sh, const protocol::request_view& r) { route_datagram_callback(*this, sh, r); });
     // As configured, in order: getServerProxy publishes them so, and Ice tries them in that order.
@@ -115,6 +113,12 @@ client_connection* session_router::session_connection(net::shard& sh, std::strin
     }
     cache = {c->weak_from_this(), c->session_serial()};
     return c;
+}
+
+net::accept_handler session_router::serve_back_ends() {
+    return [this](net::shard& sh, net::transport s) {
+        std::make_shared<server_connection>(local(sh.index()), std::move(s))->start();
+    };
 }
 
 void session_router::note_subscription(net::shard& sh, std::string_view category) {

@@ -141,6 +141,10 @@ public:
     }
 
 private:
+    /// Buffered mode's queues hold a request or a callback.
+    bool queues_hold() const noexcept {
+        return buffered_ && (!buffered_->requests.empty() || !buffered_->callbacks.empty());
+    }
     std::optional<protocol::context> connection_context_;  // connection_context(), once built
     bool on_frame(const protocol::frame_view& frame) override;
     void on_closed(std::string_view why) override;

@@ -116,6 +116,9 @@ public:
                      frame_source frame, bool twoway, reply_done done) override;
 
 private:
+    /// What a server endpoint (and the stay endpoint) does with a back end's connection: a
+    /// server_connection on the accepting shard.
+    net::accept_handler serve_back_ends();
     /// deliver() for a session that is not here: one that left for a new process gets the event
     /// there (route_to_moved), any other is no_session.
     delivery deliver_to_moved(net::shard& sh, std::string_view category, frame_source frame, bool twoway,
