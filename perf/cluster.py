@@ -9,7 +9,7 @@ and optionally the failover of one router. Run as root.
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
         [--time-bound S] [--cleanup-stale] [--rate 1]
         [--backbone icebox|replicated] [--kill-backbone] [--kill-replica publisher|master|slave|1|2|3]
-        [--backbone-tail 30] [--hold-down 0] [--election-timeout 1] [--upstream-manager PROXY]
+        [--kill-what replica|node|registry] [--backbone-tail 30] [--hold-down 0] [--election-timeout 1] [--upstream-manager PROXY]
 
   e.g. the replicated backbone, one replica killed (perf/RESULTS-cluster.md, "A replicated backbone"):
   /usr/bin/python3 perf/cluster.py --routers 2 --sessions 4000 --front none --auth allow_all --duration 10 \
@@ -64,6 +64,13 @@ publisher's period); the routers' longest stretch without a delivery; the ticks 
 twice since the kill; the publisher's failover lines and the replicas' election trace (JSON).
 --check adds: lost 0, a clock stop of at most 1 s, the replica back. perf/plot_backbone.py
 plots the timeline (events/s and sessions up against time, the kill marked).
+--kill-what node: the same, but what dies is replica k's IceGrid node together with its icebox (as
+when a host, or a supervisor's whole unit, goes down), and this script starts the node again after
+--hold-down s (default 0: at once, as a supervisor with Restart=always would); the node then starts
+its replica (activation "always"). --kill-what registry: `kill -9` of the icegridregistry, started
+again by this script after --hold-down s with the same configuration and database; it is back once
+every node has registered with it again (its trace: node `nodeK' up). Events do not pass through the
+registry: the routers and the publisher keep their resolved endpoints meanwhile.
 
 --front none: no HAProxy and no mrn<pid>-lb; each clock-subscriber gets a router proxy with one
 endpoint per router (`tcp -h 198.18.1.1 -p 4063:tcp -h 198.18.1.2 -p 4063:...`), picks one at
@@ -376,6 +383,8 @@ RECONNECTIONS = re.compile(r"^reconnections: (\d+) sessions restored, (\d+) reco
 # coordinator (the master) or as a slave.
 DUTY = re.compile(r"node (\d+): reporting for duty in group")
 COMMENCING = re.compile(r"replication commencing with (\d+)/(\d+) nodes")
+# The IceGrid registry's trace (IceGrid.Registry.Trace.Node=1) when a node registers or goes.
+NODE_TRACE = re.compile(r"Node: node `([^']+)' (up|down)")
 
 
 class LogWatch:
@@ -398,6 +407,8 @@ class LogWatch:
             for p in self.paths:
                 try:
                     with open(p, "rb") as f:
+                        if os.fstat(f.fileno()).st_size < self.offsets[p]:  # truncated: written anew
+                            self.offsets[p], self.partial[p] = 0, b""
                         f.seek(self.offsets[p])
                         data = f.read()
                 except OSError:
@@ -622,6 +633,8 @@ class Run:
         self.icebox = self.publisher = None
         self.registry = None
         self.nodes = []            # --backbone replicated: Proc per IceGrid node (index k-1: replica k)
+        self.node_cmds = {}        # replica k: its node's command line
+        self.registry_cmd = None
         self.replica_logs = {}     # replica k: LogWatch of its IceStorm's output (election traces)
         if a.keep_logs:
             os.makedirs(a.keep_logs, exist_ok=True)
@@ -815,9 +828,11 @@ class Run:
             "IceGrid.Registry.PermissionsVerifier": "IceGrid/NullPermissionsVerifier",
             "IceGrid.Registry.AdminPermissionsVerifier": "IceGrid/NullPermissionsVerifier",
             "IceGrid.Registry.Discovery.Enabled": "0",
+            "IceGrid.Registry.Trace.Node": "1",  # "node `nodeK' up": --kill-what registry reads it
             "Ice.Warn.Connections": "0",
         })
-        self.registry = self.start("icegridregistry", "registry", bb, [ICEGRIDREGISTRY, "--Ice.Config=" + cfg])
+        self.registry_cmd = [ICEGRIDREGISTRY, "--Ice.Config=" + cfg]  # kept: --kill-what registry starts it again
+        self.registry = self.start("icegridregistry", "registry", bb, self.registry_cmd)
         self.wait_for(lambda: in_netns(bb, tcp_open, BACKBONE_IP, REGISTRY_PORT), 20,
                       "icegridregistry listening on %s:%d" % (BACKBONE_IP, REGISTRY_PORT))
         for k in range(1, REPLICAS + 1):
@@ -834,10 +849,11 @@ class Run:
                 # cannot read the run's directory: the descriptor names root, which this allows.
                 "IceGrid.Node.AllowRunningServersAsRoot": "1",
                 "IceGrid.Node.Trace.Server": "1",
+                "IceGrid.Node.Trace.Replica": "1",  # its sessions with the registry, for the record
                 "Ice.Warn.Connections": "0",
             })
-            self.nodes.append(self.start("icegridnode-%d" % k, "backbone", self.ns("bb%d" % k),
-                                         [ICEGRIDNODE, "--Ice.Config=" + ncfg]))
+            self.node_cmds[k] = [ICEGRIDNODE, "--Ice.Config=" + ncfg]  # kept: --kill-what node starts it again
+            self.nodes.append(self.start("icegridnode-%d" % k, "backbone", self.ns("bb%d" % k), self.node_cmds[k]))
             self.replica_logs[k] = LogWatch([os.path.join(out, "%s%d.err" % (INSTANCE, k)),
                                              os.path.join(out, "%s%d.out" % (INSTANCE, k))])
         xml = os.path.join(self.tmp, "backbone.xml")
@@ -1455,6 +1471,151 @@ class Run:
                               for i, m in ms.items()},
                 "sessions": {"router-%d" % i: int(m.get("moraine_sessions", 0)) if m else None for i, m in ms.items()}}
 
+    def victim_replica(self, pub_k, master):
+        """The replica --kill-replica names: the publisher's, the master, a slave, or k."""
+        choice = self.a.kill_replica
+        if choice == "publisher":
+            victim = pub_k
+        elif choice == "master":
+            victim = master
+        elif choice == "slave":
+            victim = next((k for k in range(1, REPLICAS + 1) if k not in (pub_k, master)), None) or \
+                next(k for k in range(1, REPLICAS + 1) if k != master)
+        else:
+            victim = int(choice)
+        if victim is None or not 1 <= victim <= REPLICAS:
+            raise Fail("--kill-replica %s: cannot tell which replica (publisher's %s, master %s)" % (choice, pub_k, master))
+        return victim
+
+    def strike_replica(self, victim, roles, pub_k, master):
+        """kill -9 of replica `victim`'s icebox (--kill-what replica) or of its IceGrid node and the
+        icebox together (node; the node is started again after --hold-down s). Returns (kill time,
+        the icebox's pid, the events seen, progress): progress() notes what has come back since and
+        is true once the replica is in a full replica set again."""
+        a = self.a
+        pid = self.replica_pid(victim)
+        if pid is None:
+            raise Fail("replica %d: no icebox process under its IceGrid node" % victim)
+        server = "%s%d" % (INSTANCE, victim)
+        node_too = a.kill_what == "node"
+        if a.hold_down and not node_too:
+            # The replica's host "lost" for --hold-down s: its node may not start it again until
+            # then (a disabled server keeps running; it only cannot be started).
+            self.icegridadmin("server disable %s" % server)
+        log("backbone kill: kill -9 %sIceStorm replica %d (%s; pid %d): the publisher talks to replica %s, the master "
+            "is %s%s" % ("IceGrid node %d and its " % victim if node_too else "", victim, " and ".join(roles), pid, pub_k,
+                         master, ("; the node starts again after %d s" if node_too else
+                                  "; its node may start it again after %d s") % a.hold_down if a.hold_down else ""))
+        t_kill = time.monotonic()
+        if node_too:
+            node = self.nodes[victim - 1]
+            node.killed = True
+            os.kill(node.pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
+              "node_started": None, "nodes_back": None, "new_pid": None}
+        ns, addr = self.ns("bb%d" % victim), replica_ip(victim)
+        enabler = []
+
+        def bring_back(now):
+            """After --hold-down s: the replica's server enabled again, or its node started again."""
+            if now - t_kill < a.hold_down:
+                return
+            if node_too and ev["node_started"] is None:
+                self.nodes[victim - 1].popen.wait(5)
+                self.nodes[victim - 1] = self.start("icegridnode-%d-again" % victim, "backbone", ns, self.node_cmds[victim])
+                ev["node_started"] = now
+            elif a.hold_down and not node_too and not enabler:
+                def enable():
+                    self.icegridadmin("server enable %s" % server)
+                    ev["enabled"] = time.monotonic()
+                enabler.append(threading.Thread(target=enable, daemon=True))
+                enabler[0].start()
+
+        def progress():
+            now = time.monotonic()
+            bring_back(now)
+            if ev["restarted"] is None:
+                p2 = self.replica_pid(victim)
+                if p2 and p2 != pid:
+                    ev["restarted"], ev["new_pid"] = now, p2
+            if ev["restarted"] is not None and ev["listening"] is None and in_netns(ns, tcp_open, addr, TM_PORT, 0.2):
+                ev["listening"] = now
+            if ev["rejoined"] is None:
+                f = self.replica_logs[victim].find(DUTY, t_kill)
+                if f:
+                    ev["rejoined"] = f[0]
+            if ev["replica_set_full"] is None:
+                ev["replica_set_full"] = self.replica_set_full_since(t_kill)
+            return ev["replica_set_full"] is not None and ev["rejoined"] is not None
+        return t_kill, pid, ev, progress
+
+    def replica_set_full_since(self, t):
+        """When a coordinator last said since `t` that it replicates to every replica, or None."""
+        for w in self.replica_logs.values():
+            for t_line, line in w.lines(t):
+                m = COMMENCING.search(line)
+                if m and int(m.group(1)) == int(m.group(2)) == REPLICAS:
+                    return t_line
+        return None
+
+    def strike_registry(self):
+        """kill -9 of the IceGrid registry, started again after --hold-down s with the same
+        configuration and database (as a supervisor would). Returns (kill time, its pid, the events
+        seen, progress): progress() is true once every node has registered with it again."""
+        a = self.a
+        bb, old = self.ns("bb"), self.registry
+        log("backbone kill: kill -9 the IceGrid registry (pid %d); started again after %d s" % (old.pid, a.hold_down))
+        t_kill = time.monotonic()
+        old.killed = True
+        os.kill(old.pid, signal.SIGKILL)
+        old.popen.wait(5)
+        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
+              "node_started": None, "nodes_back": None, "new_pid": None}
+        def progress():
+            now = time.monotonic()
+            if ev["restarted"] is None and now - t_kill >= a.hold_down:
+                self.registry = self.start("icegridregistry-again", "registry", bb, self.registry_cmd)
+                ev["restarted"], ev["new_pid"] = now, self.registry.pid
+            if ev["restarted"] is not None and ev["listening"] is None and \
+                    in_netns(bb, tcp_open, BACKBONE_IP, REGISTRY_PORT, 0.2):
+                ev["listening"] = now
+            if ev["restarted"] is not None and ev["nodes_back"] is None and self.nodes_up() == REPLICAS:
+                ev["nodes_back"] = now
+            return ev["nodes_back"] is not None
+        return t_kill, old.pid, ev, progress
+
+    def nodes_up(self):
+        """How many IceGrid nodes have a session with the current registry: its trace (Node=1)
+        says "node `nodeK' up" when one registers, "down" when it goes."""
+        try:
+            with open(self.registry.log_path, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return 0
+        state = {}
+        for name, what in NODE_TRACE.findall(text):
+            state[name] = what == "up"
+        return sum(state.values())
+
+    def log_comeback(self, victim, ev, t_kill):
+        """One log line: what came back after the kill, and when (or that it did not)."""
+        a = self.a
+        since = lambda t: fmt(t and t - t_kill, "%.2f")  # noqa: E731
+        if victim is None:
+            log("backbone kill: registry started again after %s s, listening after %s s, all %d nodes registered "
+                "after %s s; %d s more" % (since(ev["restarted"]), since(ev["listening"]), REPLICAS,
+                                           since(ev["nodes_back"]) if ev["nodes_back"] else "NOT (within %d s)" % a.backbone_tail,
+                                           a.tail))
+        elif ev["replica_set_full"] is None:
+            log("backbone kill: replica %d NOT back in a %d-replica set within %d s" % (victim, REPLICAS, a.backbone_tail))
+        else:
+            log("backbone kill: replica %d restarted by its node after %s s%s, listening after %s s, back in the "
+                "replica set (%d/%d) after %s s; %d s more"
+                % (victim, since(ev["restarted"]),
+                   " (node started again after %s s)" % since(ev["node_started"]) if ev["node_started"] else "",
+                   since(ev["listening"]), REPLICAS, REPLICAS, since(ev["replica_set_full"]), a.tail))
+
     def backbone_kill(self):
         """kill -9 one IceStorm replica (--kill-replica) and follow, every 100 ms, the events the
         routers deliver and the sessions they hold, until its node has started it again and it
@@ -1484,74 +1645,16 @@ class Run:
         delay = 2.0 + random.uniform(0.0, 1.0)
         sample_until(t_before + delay)
         pub_k, master = self.publisher_replica(), self.master()
-        choice = a.kill_replica
-        if choice == "publisher":
-            victim = pub_k
-        elif choice == "master":
-            victim = master
-        elif choice == "slave":
-            victim = next((k for k in range(1, REPLICAS + 1) if k not in (pub_k, master)), None) or \
-                next(k for k in range(1, REPLICAS + 1) if k != master)
-        else:
-            victim = int(choice)
-        if victim is None or not 1 <= victim <= REPLICAS:
-            raise Fail("--kill-replica %s: cannot tell which replica (publisher's %s, master %s)" % (choice, pub_k, master))
-        pid = self.replica_pid(victim)
-        if pid is None:
-            raise Fail("replica %d: no icebox process under its IceGrid node" % victim)
-        roles = [r for r, k in (("the publisher's", pub_k), ("master", master)) if k == victim] or ["slave"]
+        victim = None if a.kill_what == "registry" else self.victim_replica(pub_k, master)
+        roles = ["registry"] if victim is None else \
+            [r for r, k in (("the publisher's", pub_k), ("master", master)) if k == victim] or ["slave"]
         base = [s.last()[1] for s in self.subscribers]
-        server = "%s%d" % (INSTANCE, victim)
-        if a.hold_down:
-            # The replica's host "lost" for --hold-down s: its node may not start it again until
-            # then (a disabled server keeps running; it only cannot be started).
-            self.icegridadmin("server disable %s" % server)
-        log("backbone kill: kill -9 IceStorm replica %d (%s; pid %d): the publisher talks to replica %s, the master is %s%s"
-            % (victim, " and ".join(roles), pid, pub_k, master,
-               "; its node may start it again after %d s" % a.hold_down if a.hold_down else ""))
-        t_kill = time.monotonic()
-        os.kill(pid, signal.SIGKILL)
-        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None}
-        new_pid = [None]
-        ns, addr = self.ns("bb%d" % victim), replica_ip(victim)
-        enabler = []
-
-        def progress():
-            now = time.monotonic()
-            if a.hold_down and not enabler and now - t_kill >= a.hold_down:
-                def enable():
-                    self.icegridadmin("server enable %s" % server)
-                    ev["enabled"] = time.monotonic()
-                enabler.append(threading.Thread(target=enable, daemon=True))
-                enabler[0].start()
-            if ev["restarted"] is None:
-                p2 = self.replica_pid(victim)
-                if p2 and p2 != pid:
-                    ev["restarted"], new_pid[0] = now, p2
-            if ev["restarted"] is not None and ev["listening"] is None and in_netns(ns, tcp_open, addr, TM_PORT, 0.2):
-                ev["listening"] = now
-            if ev["rejoined"] is None:
-                f = self.replica_logs[victim].find(DUTY, t_kill)
-                if f:
-                    ev["rejoined"] = f[0]
-            if ev["replica_set_full"] is None:
-                for w in self.replica_logs.values():
-                    for t, line in w.lines(t_kill):
-                        m = COMMENCING.search(line)
-                        if m and int(m.group(1)) == int(m.group(2)) == REPLICAS:
-                            ev["replica_set_full"] = t
-                            break
-                    if ev["replica_set_full"] is not None:
-                        break
-            return ev["replica_set_full"] is not None and ev["rejoined"] is not None
-        sample_until(t_kill + a.backbone_tail, progress)
-        if ev["replica_set_full"] is None:
-            log("backbone kill: replica %d NOT back in a %d-replica set within %d s" % (victim, REPLICAS, a.backbone_tail))
+        if victim is None:
+            t_kill, pid, ev, progress = self.strike_registry()
         else:
-            log("backbone kill: replica %d restarted by its node after %.2f s, listening after %s s, back in the "
-                "replica set (%d/%d) after %.2f s; %d s more"
-                % (victim, ev["restarted"] - t_kill, fmt(ev["listening"] and ev["listening"] - t_kill, "%.2f"),
-                   REPLICAS, REPLICAS, ev["replica_set_full"] - t_kill, a.tail))
+            t_kill, pid, ev, progress = self.strike_replica(victim, roles, pub_k, master)
+        sample_until(t_kill + a.backbone_tail, progress)
+        self.log_comeback(victim, ev, t_kill)
         sample_until(time.monotonic() + a.tail)
         t_end = time.monotonic()
         time.sleep(1.5)  # the subscribers' status line covering the end
@@ -1584,8 +1687,10 @@ class Run:
                 pub_lines = [l.strip() for l in f if "failed:" in l or "connected to" in l]
         except OSError:
             pass
-        bk = {"replica": victim, "pid": pid, "kill_after_s": round(delay, 3), "new_pid": new_pid[0], "roles": roles, "hold_down_s": a.hold_down,
-              "enabled_s": round(ev["enabled"] - t_kill, 2) if ev["enabled"] else None,
+        after_kill = lambda t: round(t - t_kill, 2) if t else None  # noqa: E731
+        bk = {"killed": a.kill_what, "replica": victim, "pid": pid, "kill_after_s": round(delay, 3), "new_pid": ev["new_pid"],
+              "roles": roles, "hold_down_s": a.hold_down, "enabled_s": after_kill(ev["enabled"]),
+              "node_started_s": after_kill(ev["node_started"]), "nodes_back_s": after_kill(ev["nodes_back"]),
               "publisher_replica_before": pub_k, "master_before": master,
               "master_after": self.master(t_kill), "publisher_replica_after": self.publisher_replica(),
               "restarted_s": round(ev["restarted"] - t_kill, 2) if ev["restarted"] else None,
@@ -1771,15 +1876,27 @@ def report(res, a):
     bk = res.get("backbone_kill")
     if bk:
         print()
-        if bk.get("hold_down_s"):
+        killed = bk.get("killed", "replica")
+        if bk.get("hold_down_s") and killed == "replica":
             print("backbone kill: the replica's server was disabled in IceGrid for %d s (enabled again after %s s)"
                   % (bk["hold_down_s"], fmt(bk.get("enabled_s"), "%.2f")))
-        print("backbone kill: IceStorm replica %d (%s) killed; its node restarted it after %s s, listening after %s s, "
-              "in a group again after %s s, %d/%d replicas replicating after %s s; master %s -> %s, publisher on "
-              "replica %s -> %s"
-              % (bk["replica"], " and ".join(bk["roles"]), fmt(bk["restarted_s"], "%.2f"), fmt(bk["listening_s"], "%.2f"),
-                 fmt(bk["rejoined_s"], "%.2f"), REPLICAS, REPLICAS, fmt(bk["replica_set_full_s"], "%.2f"),
-                 bk["master_before"], bk["master_after"], bk["publisher_replica_before"], bk["publisher_replica_after"]))
+        if killed == "registry":
+            print("backbone kill: the IceGrid registry killed; started again after %s s, listening after %s s, all %d "
+                  "nodes registered again after %s s; master %s -> %s, publisher on replica %s -> %s"
+                  % (fmt(bk["restarted_s"], "%.2f"), fmt(bk["listening_s"], "%.2f"), REPLICAS,
+                     fmt(bk["nodes_back_s"], "%.2f"), bk["master_before"], fmt(bk["master_after"], "%s", "(no election)"),
+                     bk["publisher_replica_before"], bk["publisher_replica_after"]))
+        else:
+            if killed == "node":
+                print("backbone kill: IceGrid node %d killed with its replica; started again after %s s"
+                      % (bk["replica"], fmt(bk.get("node_started_s"), "%.2f")))
+            print("backbone kill: IceStorm replica %d (%s) killed; its node restarted it after %s s, listening after %s s, "
+                  "in a group again after %s s, %d/%d replicas replicating after %s s; master %s -> %s, publisher on "
+                  "replica %s -> %s"
+                  % (bk["replica"], " and ".join(bk["roles"]), fmt(bk["restarted_s"], "%.2f"),
+                     fmt(bk["listening_s"], "%.2f"), fmt(bk["rejoined_s"], "%.2f"), REPLICAS, REPLICAS,
+                     fmt(bk["replica_set_full_s"], "%.2f"), bk["master_before"], bk["master_after"],
+                     bk["publisher_replica_before"], bk["publisher_replica_after"]))
         print("  clock: longest wait of a session for its next tick %s ms (before the kill %s ms; period %.0f ms): "
               "stopped %s ms; routers' longest stretch without a delivery %s s; lost %d (reconnected sessions %d), "
               "received twice %d"
@@ -1843,9 +1960,14 @@ def checks(res, a):
                                                  and bk["clock_stop_ms"] <= 1000,
                                                  "longest wait for a tick %s ms, period %s ms" % (
                                                      bk and bk["max_gap_ms"], bk and bk["period_ms"]))
-        c["backbone kill: replica back"] = (bool(bk) and bk["replica_set_full_s"] is not None,
-                                            "%d/%d replicas after %s s" % (REPLICAS, REPLICAS,
-                                                                          bk and bk["replica_set_full_s"]))
+        if a.kill_what == "registry":
+            c["backbone kill: every node registered again"] = (
+                bool(bk) and bk["nodes_back_s"] is not None,
+                "%d nodes up after %s s" % (REPLICAS, bk and bk["nodes_back_s"]))
+        else:
+            c["backbone kill: replica back"] = (bool(bk) and bk["replica_set_full_s"] is not None,
+                                                "%d/%d replicas after %s s" % (REPLICAS, REPLICAS,
+                                                                              bk and bk["replica_set_full_s"]))
     if a.failover:
         fo = res.get("failover")
         ok = bool(fo) and fo["restored_s"] is not None and fo["restored"] >= fo["sessions_on_killed_router"] \
@@ -1899,6 +2021,10 @@ def main():
     ap.add_argument("--kill-replica", default="publisher",
                     help="which replica --kill-backbone kills: publisher (the one the publisher is connected to; "
                          "default), master (the elected coordinator), slave (one that is neither), or 1..3")
+    ap.add_argument("--kill-what", choices=("replica", "node", "registry"), default="replica",
+                    help="with --kill-backbone: what dies: the replica's icebox (default), its IceGrid node with "
+                         "the icebox (started again by this script after --hold-down s), or the IceGrid registry "
+                         "(likewise)")
     ap.add_argument("--backbone-tail", type=int, default=30,
                     help="seconds at most after the backbone kill (default 30): the timeline runs until the killed "
                          "replica is back in the replica set, then --tail more seconds")
@@ -1983,6 +2109,7 @@ def main():
                           "threads": a.threads,
                           "failover": a.failover, "backbone": a.backbone, "kill_backbone": a.kill_backbone,
                           "kill_replica": a.kill_replica if a.kill_backbone else None,
+                          "kill_what": a.kill_what if a.kill_backbone else None,
                           "subscriber_processes": math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER),
                           "front": a.front, "auth": a.auth,
                           "haproxy_processes": (math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1

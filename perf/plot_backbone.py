@@ -5,9 +5,10 @@
 
 One column per run. Top: events per second the routers delivered (moraine_events_delivered_total,
 polled every 0.1 s), against seconds since one IceStorm replica was killed (-2 s: the steady
-state before it). Bottom: sessions the routers held (moraine_sessions). Red line: the kill.
-Orange dotted line: its IceGrid node has started it again. Green dashed line: the replicas
-replicate 3/3 again. Runs with --hold-down say so in their title. Needs python3-matplotlib.
+state before it; with --kill-what, the node and replica, or the registry). Bottom: sessions the
+routers held (moraine_sessions). Red line: the kill. Orange dotted line: its IceGrid node has
+started it again (the registry: this script has). Green dashed line: the replicas replicate 3/3
+again (the registry: every node has registered with it again). Runs with --hold-down say so in their title. Needs python3-matplotlib.
 """
 import os
 import sys
@@ -18,10 +19,22 @@ import plot_timeline  # noqa: E402  (perf/plot_timeline.py: the figure, one colu
 
 def marks(ax, bk):
     ax.axvline(0, color="red", linewidth=0.9, label="kill -9")
+    registry = bk.get("killed") == "registry"
     if bk.get("restarted_s") is not None:
-        ax.axvline(bk["restarted_s"], color="orange", linestyle=":", linewidth=1.2, label="restarted by its node")
+        ax.axvline(bk["restarted_s"], color="orange", linestyle=":", linewidth=1.2,
+                   label="started again" if registry else "restarted by its node")
     if bk.get("replica_set_full_s") is not None:
         ax.axvline(bk["replica_set_full_s"], color="green", linestyle="--", linewidth=0.9, label="3/3 replicas again")
+    if bk.get("nodes_back_s") is not None:
+        ax.axvline(bk["nodes_back_s"], color="green", linestyle="--", linewidth=0.9, label="every node registered again")
+
+
+def victim(bk):
+    """What was killed, for the title: the registry, node k with its replica, or replica k."""
+    killed = bk.get("killed", "replica")
+    if killed == "registry":
+        return "the IceGrid registry"
+    return "%sreplica %d (%s)" % ("node and " if killed == "node" else "", bk["replica"], " and ".join(bk["roles"]))
 
 
 def plot_run(top, bottom, res):
@@ -36,9 +49,8 @@ def plot_run(top, bottom, res):
     top.set_ylim(bottom=0)
     cfg = res["config"]
     held = ", restart held %d s" % bk["hold_down_s"] if bk.get("hold_down_s") else ""
-    top.set_title("%d routers, %d sessions, %.0f tick/s, front %s:\nreplica %d (%s%s) killed; clock stopped %s ms, lost %d"
-                  % (cfg["routers"], cfg["sessions"], cfg.get("rate", 1), cfg.get("front", "haproxy"), bk["replica"],
-                     " and ".join(bk["roles"]), held,
+    top.set_title("%d routers, %d sessions, %.0f tick/s, front %s:\n%s%s killed; clock stopped %s ms, lost %d"
+                  % (cfg["routers"], cfg["sessions"], cfg.get("rate", 1), cfg.get("front", "haproxy"), victim(bk), held,
                      "%.0f" % bk["clock_stop_ms"] if bk.get("clock_stop_ms") is not None else "?", bk["lost"]),
                   fontsize=9)
     top.legend(fontsize=7, loc="lower right")
