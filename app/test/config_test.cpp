@@ -1068,6 +1068,18 @@ TEST_F(config_files, yaml_topics_upstream) {
                            "  upstream:\n    topic_manager: \"IceStorm/TopicManager:tcp -h 198.18.0.11 -p 10000:"
                            "tcp -h 198.18.0.12 -p 10000:tcp -h 198.18.0.13 -p 10000\"\n    topics: [t]\n");
     EXPECT_EQ(replicas.topics.upstream.topic_manager->endpoints.size(), 3u) << "one endpoint per replica";
+    EXPECT_FALSE(replicas.topics.upstream.federated) << "replicas of one IceStorm unless said otherwise";
+    // A federation of separate topic services: the topics are linked from each member.
+    config members = yaml(yaml_client + topics +
+                          "  upstream:\n    topic_manager: \"IceStorm/TopicManager:tcp -h 198.18.0.11 -p 10000:"
+                          "tcp -h 198.18.0.12 -p 10000\"\n    topics: [t]\n    federated: true\n");
+    EXPECT_TRUE(members.topics.upstream.federated);
+    EXPECT_NE(yaml_error(yaml_client + "locator:\n  proxy: \"IceGrid/Locator:tcp -h 198.18.0.2 -p 4061\"\n" + topics +
+                         indirect + "    federated: true\n")
+                  .find("topics.upstream.federated: a federated upstream needs a TopicManager proxy with one endpoint "
+                        "per member"),
+              std::string::npos)
+        << "a replica group names no members";
     EXPECT_NE(yaml_error(yaml_client + topics + "  upstream:\n    topic_manager: \"I/TopicManager:tcp -p 1\"\n")
                   .find("topics.upstream.topics: an upstream needs at least one topic"),
               std::string::npos);
@@ -1092,6 +1104,11 @@ TEST_F(config_files, ice_topics_upstream) {
     EXPECT_EQ(u.link_category, "edge2");
     EXPECT_EQ(u.check_interval_ms, 250u);
     EXPECT_TRUE(u.endpoints.empty());
+    EXPECT_FALSE(u.federated);
+    EXPECT_TRUE(ice(topics + "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager:tcp -h 10.0.0.2 -p 10000:"
+                             "tcp -h 10.0.0.3 -p 10000\nMoraine.Topics.Upstream.Topics=time\n"
+                             "Moraine.Topics.Upstream.Federated=1\n")
+                    .topics.upstream.federated);
     EXPECT_NE(ice_error(topics + "Moraine.Topics.Upstream.TopicManager=IceStorm/TopicManager:tcp -p 1\n")
                   .find("Moraine.Topics.Upstream.Topics: an upstream needs at least one topic"),
               std::string::npos);

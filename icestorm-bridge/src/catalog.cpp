@@ -226,7 +226,7 @@ std::map<std::string, std::vector<link_info>> catalog::adopt(const std::vector<s
         auto it = topics_.find(l.topic);
         if (it == topics_.end()) continue;
         auto& have = it->second.links;
-        if (std::none_of(have.begin(), have.end(), [&](const link_info& x) { return x.name == l.link.name; }))
+        if (std::none_of(have.begin(), have.end(), [&](const link_info& x) { return x.key() == l.link.key(); }))
             have.push_back(l.link);
     }
     std::map<std::string, std::vector<link_info>> all;
@@ -377,8 +377,9 @@ void catalog::link(call& k, const std::string& name) {
     const auto cost = in.read_int();
     if (k.malformed(in)) return;
     const std::string linked_name = topic_name_of(linked);
+    const std::string linked_key = protocol::identity_to_string(linked.id.view());
     auto has_link = [&](const topic& t) {
-        return std::any_of(t.links.begin(), t.links.end(), [&](const link_info& l) { return l.name == linked_name; });
+        return std::any_of(t.links.begin(), t.links.end(), [&](const link_info& l) { return l.key() == linked_key; });
     };
     if (has_link(topics_[name])) return k.raise("::IceStorm::LinkExists", linked_name);
     // The linked topic's TopicLink object sits beside its publisher: ask for the publisher (a
@@ -387,7 +388,7 @@ void catalog::link(call& k, const std::string& name) {
     none.write_empty_encapsulation(protocol::encoding_1_1);
     auto& home = svc_.shards().at(0);
     net::invoke(home, linked, "getPublisher", 1, none.view(),
-                   [this, k = std::move(k), name, linked, linked_name, cost](const protocol::reply_view* r,
+                   [this, k = std::move(k), name, linked, linked_name, linked_key, cost](const protocol::reply_view* r,
                                                                             std::string_view failure) mutable {
                        auto publisher = net::proxy_result(r);
                        if (publisher && publisher->is_nil()) publisher.reset();
@@ -399,17 +400,17 @@ void catalog::link(call& k, const std::string& name) {
                        }
                        if (publisher->id.name.ends_with(".publish"))
                            publisher->id.name.replace(publisher->id.name.size() - 8, 8, ".link");
-                       trace(svc_.cfg().trace.topic, "Topic", "topic '{}': link to '{}' cost {}", name, linked_name, cost);
+                       trace(svc_.cfg().trace.topic, "Topic", "topic '{}': link to '{}' cost {}", name, linked_key, cost);
                        it->second.links.push_back(link_info{linked, linked_name, cost, std::move(*publisher)});
                        persist([name, l = it->second.links.back()](topic_store& st, topic_store::done_fn done) {
                                    st.put_link(name, l, std::move(done));
                                },
-                               [this, k, name, linked_name](const std::string& error) mutable {
+                               [this, k, name, linked_key](const std::string& error) mutable {
                                    auto it = topics_.find(name);
                                    if (!error.empty()) {
                                        if (it != topics_.end())
                                            std::erase_if(it->second.links,
-                                                         [&](const link_info& l) { return l.name == linked_name; });
+                                                         [&](const link_info& l) { return l.key() == linked_key; });
                                        return k.database_failure(error);
                                    }
                                    broadcast_links(name);
@@ -423,14 +424,15 @@ void catalog::unlink(call& k, const std::string& name) {
     auto linked = protocol::read_proxy(in);
     if (k.malformed(in)) return;
     const std::string linked_name = topic_name_of(linked);
+    const std::string linked_key = protocol::identity_to_string(linked.id.view());
     auto& links = topics_[name].links;
     const auto before = links.size();
-    std::erase_if(links, [&](const link_info& l) { return l.name == linked_name; });
+    std::erase_if(links, [&](const link_info& l) { return l.key() == linked_key; });
     if (links.size() == before) return k.raise("::IceStorm::NoSuchLink", linked_name);
-    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': unlink '{}'", name, linked_name);
+    trace(svc_.cfg().trace.topic, "Topic", "topic '{}': unlink '{}'", name, linked_key);
     broadcast_links(name);
-    persist([name, linked_name](topic_store& st, topic_store::done_fn done) {
-                st.erase_link(name, linked_name, std::move(done));
+    persist([name, linked_key](topic_store& st, topic_store::done_fn done) {
+                st.erase_link(name, linked_key, std::move(done));
             },
             [k](const std::string& error) mutable { k.ok_void_if_stored(error); });
 }
@@ -438,7 +440,7 @@ void catalog::unlink(call& k, const std::string& name) {
 void catalog::drop_link(const std::string& name, const std::string& linked) {
     auto it = topics_.find(name);
     if (it == topics_.end()) return;
-    if (std::erase_if(it->second.links, [&](const link_info& l) { return l.name == linked; }) == 0) return;
+    if (std::erase_if(it->second.links, [&](const link_info& l) { return l.key() == linked; }) == 0) return;
     spdlog::info("topic '{}': link to '{}' removed, the linked topic no longer exists", name, linked);
     broadcast_links(name);
     persist([name, linked](topic_store& st, topic_store::done_fn done) { st.erase_link(name, linked, std::move(done)); },

@@ -21,9 +21,15 @@ protocol::proxy upstream_manager(const std::string& text, const std::string& whe
 }
 
 /// What every upstream needs, whichever file it came from.
-void check_upstream(const upstream_config& u, const std::string& where, const std::string& topics_key) {
+void check_upstream(const upstream_config& u, const std::string& where, const std::string& topics_key,
+                    const std::string& federated_key) {
     if (u.topic_manager && u.topics.empty())
         throw net::config_error(where, topics_key, "an upstream needs at least one topic to link");
+    // A federation's members are linked one by one, each at its own endpoint: a proxy that a
+    // locator resolves (a replica group) names no members.
+    if (u.federated && (!u.topic_manager || u.topic_manager->endpoints.empty()))
+        throw net::config_error(where, federated_key,
+                                "a federated upstream needs a TopicManager proxy with one endpoint per member");
 }
 
 /// QueueSizeMaxPolicy's two values, spelled as IceStorm spells them; anything else stops start-up
@@ -86,7 +92,11 @@ topics_config read_topics_config(const net::property_file& p, std::vector<std::s
     u.endpoints = p.endpoints("Moraine.Topics.Upstream.Endpoints");
     p.read_int("Moraine.Topics.Upstream.Cost", 0, INT32_MAX, u.cost);
     p.read_int("Moraine.Topics.Upstream.CheckInterval", 100, 3600000, u.check_interval_ms);
-    check_upstream(u, p.at("Moraine.Topics.Upstream.Topics"), "Moraine.Topics.Upstream.Topics");
+    int federated = 0;
+    p.read_int("Moraine.Topics.Upstream.Federated", 0, 1, federated);
+    u.federated = federated == 1;
+    check_upstream(u, p.at("Moraine.Topics.Upstream.Topics"), "Moraine.Topics.Upstream.Topics",
+                   "Moraine.Topics.Upstream.Federated");
     if (u.topic_manager && !t.enabled)
         throw net::config_error(p.at("Moraine.Topics.Upstream.TopicManager"), "Moraine.Topics.Upstream.TopicManager",
                                 "needs the topic service (IceStorm.TopicManager.Endpoints and IceStorm.Publish.Endpoints)");
@@ -136,8 +146,9 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
     u.endpoints = up.read_endpoints("endpoints");
     up.read_int("cost", 0, INT32_MAX, u.cost);
     up.read_int("check_interval_ms", 100, 3600000, u.check_interval_ms);
+    up.read("federated", u.federated);
     up.finish();
-    check_upstream(u, up.file(), "topics.upstream.topics");
+    check_upstream(u, up.file(), "topics.upstream.topics", "topics.upstream.federated");
     s.finish();
     if (!t.enabled && u.topic_manager)
         throw net::config_error(up.file(), "topics.upstream", "needs topics.enabled: true");
@@ -156,6 +167,17 @@ topics_config read_topics_config(net::yaml_section& root, const std::filesystem:
                                 "and links are kept across restarts");
     if (t.transient) t.store_dir.clear();
     return t;
+}
+
+std::vector<upstream_config> upstream_members(const upstream_config& u) {
+    if (!u.topic_manager) return {};
+    if (!u.federated || u.topic_manager->endpoints.size() < 2) return {u};
+    std::vector<upstream_config> members;
+    for (const auto& ep : u.topic_manager->endpoints) {
+        auto& m = members.emplace_back(u);
+        m.topic_manager->endpoints = {ep};
+    }
+    return members;
 }
 
 }  // namespace moraine::icestorm_bridge

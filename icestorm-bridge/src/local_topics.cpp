@@ -33,7 +33,7 @@ void local_topics::set_links(const std::string& topic, std::vector<link_info> li
     std::erase_if(link_health_, [&](const auto& entry) {
         if (!entry.first.starts_with(topic + '\n')) return false;
         return std::none_of(links.begin(), links.end(),
-                            [&](const link_info& l) { return entry.first == health_key(topic, l.name); });
+                            [&](const link_info& l) { return entry.first == health_key(topic, l.key()); });
     });
     if (links.empty())
         links_.erase(topic);

@@ -87,15 +87,26 @@ topic_service::topic_service(net::shard_set& shards, topics_config cfg, net::ses
     auto bound_publish = listen_publish(c.publish_endpoints);
     manager_endpoints_ = published(bound_manager, c.topic_manager_published_endpoints);
     publish_endpoints_ = published(bound_publish, c.publish_published_endpoints);
-    if (!c.upstream.topic_manager) return;
+    start_upstream_links();
+}
+
+void topic_service::start_upstream_links() {
     auto& home = shards_.at(0);
-    upstream_ = std::make_shared<upstream_link>(*this, home, c.upstream);
-    // Queued until the shards run; the catalog it uses is shard 0's.
-    boost::asio::post(home.io(), [w = std::weak_ptr(upstream_)] {
-        if (auto u = w.lock()) u->start();
-    });
-    home.add_collector([w = std::weak_ptr(upstream_)](net::metric_sink& s) {
-        if (auto u = w.lock()) s.add(upstream_links, static_cast<double>(u->linked()));
+    for (auto& member : upstream_members(cfg_.upstream)) {
+        auto link = upstream_.emplace_back(std::make_shared<upstream_link>(*this, home, std::move(member)));
+        // Queued until the shards run; the catalog it uses is shard 0's.
+        boost::asio::post(home.io(), [w = std::weak_ptr(link)] {
+            if (auto u = w.lock()) u->start();
+        });
+    }
+    if (upstream_.empty()) return;
+    // One gauge: the links in place over all upstreams (topics × members when all are linked).
+    home.add_collector([links = std::vector<std::weak_ptr<upstream_link>>(upstream_.begin(), upstream_.end())](
+                           net::metric_sink& s) {
+        std::size_t linked = 0;
+        for (const auto& w : links)
+            if (auto u = w.lock()) linked += u->linked();
+        s.add(upstream_links, static_cast<double>(linked));
     });
 }
 
@@ -195,18 +206,11 @@ void topic_service::forward_over_links(net::shard& sh, const event& ev) {
         }
         if (params.empty()) params = event_data_params(ev);
         net::invoke(sh, l.link, "forward", 0, params,
-                    [this, &sh, topic = ev.topic, linked = l.name](const protocol::reply_view* r,
+                    [this, &sh, topic = ev.topic, linked = l.key()](const protocol::reply_view* r,
                                                                    std::string_view failure) {
                         on_forward_result(sh, topic, linked, r, failure);
                     });
     }
-}
-
-std::string topic_service::linked_identity(const local_topics& l, const std::string& topic, const std::string& linked) {
-    if (const auto* links = l.links(topic))
-        for (const auto& link : *links)
-            if (link.name == linked) return protocol::identity_to_string(link.topic.id.view());
-    return linked;
 }
 
 void topic_service::on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
@@ -221,7 +225,7 @@ void topic_service::on_forward_result(net::shard& sh, const std::string& topic, 
             // offline"): operators' log watches and ZeroC's federation test look for them.
             spdlog::warn("topic {}: link {}: subscriber offline ({}): its events are discarded and counted "
                          "(moraine_link_events_lost_total), retried with a back-off up to {} ms",
-                         topic, linked_identity(local_state, topic, linked), failure,
+                         topic, linked, failure,
                          health.schedule().max_delay.count());
         return;
     }

@@ -26,7 +26,9 @@ std::size_t icestorm_key_bytes(std::string_view instance_name, std::string_view 
 namespace {
 
 constexpr const char* file_name = "moraine-topics.sqlite3";
-constexpr int schema_version = 1;
+// 2: a link's row is keyed by the linked topic's identity (link_info::key()); 1 keyed it by the
+// linked topic's bare name, and is rekeyed when opened.
+constexpr int schema_version = 2;
 
 // Proxies and QoS are stored as Ice encoding 1.1 bytes: the very form they arrived in, decoded
 // again by the codec the service already trusts.
@@ -137,13 +139,38 @@ topic_store::topic_store(const std::string& dir, boost::asio::any_io_executor ho
     }
     statement version(db_, "PRAGMA user_version");
     const int found = version.s && sqlite3_step(version.s) == SQLITE_ROW ? sqlite3_column_int(version.s, 0) : -1;
-    if (found != 0 && found != schema_version) {
+    if (found != 0 && found != 1 && found != schema_version) {
         sqlite3_close(db_);
         db_ = nullptr;
         throw store_error("topic database " + path_ + ": schema version " + std::to_string(found) + ", expected " +
                           std::to_string(schema_version));
     }
+    if (found == 1) rekey_links();
     sqlite3_exec(db_, ("PRAGMA user_version=" + std::to_string(schema_version)).c_str(), nullptr, nullptr, nullptr);
+}
+
+void topic_store::rekey_links() {
+    struct move {
+        std::string topic, from, to;
+    };
+    std::vector<move> moves;
+    {
+        statement links(db_, "SELECT topic, linked, proxy FROM links");
+        while (links.s && sqlite3_step(links.s) == SQLITE_ROW)
+            if (auto p = decode_proxy(column_bytes(links.s, 2)))
+                if (auto key = protocol::identity_to_string(p->id.view()); key != column_text(links.s, 1))
+                    moves.push_back({column_text(links.s, 0), column_text(links.s, 1), std::move(key)});
+    }
+    for (const auto& m : moves) {
+        statement up(db_, "UPDATE links SET linked=? WHERE topic=? AND linked=?");
+        if (!up.s) break;
+        sqlite3_bind_text(up.s, 1, m.to.data(), static_cast<int>(m.to.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(up.s, 2, m.topic.data(), static_cast<int>(m.topic.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(up.s, 3, m.from.data(), static_cast<int>(m.from.size()), SQLITE_TRANSIENT);
+        if (sqlite3_step(up.s) != SQLITE_DONE)
+            spdlog::warn("topic database: link from '{}' to '{}' could not be rekeyed: {}", m.topic, m.from,
+                         sqlite3_errmsg(db_));
+    }
 }
 
 topic_store::~topic_store() {
@@ -183,9 +210,9 @@ stored_catalog topic_store::load() {
                          column_text(links.s, 1));
             continue;
         }
-        c.links.push_back(stored_link{column_text(links.s, 0),
-                                      link_info{std::move(*topic), column_text(links.s, 1),
-                                                sqlite3_column_int(links.s, 3), std::move(*link)}});
+        std::string name = topic->id.name.starts_with("topic.") ? topic->id.name.substr(6) : topic->id.name;
+        c.links.push_back(stored_link{column_text(links.s, 0), link_info{std::move(*topic), std::move(name),
+                                                                         sqlite3_column_int(links.s, 3), std::move(*link)}});
     }
     return c;
 }
@@ -214,7 +241,7 @@ void topic_store::erase_subscriber(const std::string& topic, const std::string& 
 
 void topic_store::put_link(const std::string& topic, const link_info& link, done_fn done) {
     submit({{"INSERT OR REPLACE INTO links(topic, linked, proxy, cost, link_proxy) VALUES(?, ?, ?, ?, ?)",
-             {topic, link.name, encode_proxy(link.topic), std::int64_t{link.cost}, encode_proxy(link.link)}}},
+             {topic, link.key(), encode_proxy(link.topic), std::int64_t{link.cost}, encode_proxy(link.link)}}},
            std::move(done));
 }
 

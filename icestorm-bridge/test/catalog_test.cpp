@@ -5,6 +5,7 @@
 #include "topics_harness.hpp"
 
 #include <moraine/icestorm_bridge/catalog.hpp>
+#include <moraine/net/local_reply.hpp>
 
 #include <gtest/gtest.h>
 
@@ -123,4 +124,43 @@ TEST(catalog, unknown_objects_and_operations_are_not_exist) {
               protocol::reply_status::object_not_exist);
     EXPECT_EQ(test::reply_of(t.catalog_call(1, {"TopicManager", "IceStorm"}, "explode", test::empty_encaps())).status,
               protocol::reply_status::operation_not_exist);
+}
+
+TEST(catalog, links_to_topics_of_one_name_in_two_services_are_two_links) {
+    // Several routers link their own `clock` (each under its own category) from one backbone
+    // topic: IceStorm keys links by the linked topic's identity, so each is its own link.
+    test::topics t(1);
+    t.create("clock");
+    test::loopback_backend other;  // the routers' topic services: getPublisher names their publisher
+    other.answer_with([&](const protocol::request_view& r) {
+        const auto publisher = *protocol::proxy_from_string(std::string(r.id.category) + "/clock.publish:" +
+                                                            other.endpoint());
+        return net::reply_ok(r.request_id, r.params.encoding,
+                             [&](protocol::output_stream& os) { protocol::write_proxy(os, publisher); });
+    });
+    const auto link = [&](std::string_view category, std::string_view operation) {
+        return t.catalog_call(7, {"topic.clock", "IceStorm"}, operation, test::encaps([&](protocol::output_stream& os) {
+                                  protocol::write_proxy(os, *protocol::proxy_from_string(std::string(category) +
+                                                                                         "/topic.clock:" + other.endpoint()));
+                                  if (operation == "link") os.write_int(0);
+                              }),
+                              [&] { other.pump(); });
+    };
+    EXPECT_EQ(test::user_exception_type(link("EdgeA", "link")), "");
+    EXPECT_EQ(test::user_exception_type(link("EdgeB", "link")), "") << "another identity: another link";
+    EXPECT_EQ(test::user_exception_type(link("EdgeA", "link")), "::IceStorm::LinkExists");
+    const auto* links = t.svc().local(0).links("clock");
+    ASSERT_NE(links, nullptr);
+    ASSERT_EQ(links->size(), 2u);
+    EXPECT_EQ((*links)[0].key(), "EdgeA/topic.clock");
+    EXPECT_EQ((*links)[1].key(), "EdgeB/topic.clock");
+    EXPECT_EQ((*links)[1].name, "clock") << "LinkInfo::name stays the bare topic name";
+    EXPECT_EQ((*links)[1].link.id.name, "clock.link") << "forwards go to the TopicLink beside its publisher";
+
+    EXPECT_EQ(test::user_exception_type(link("EdgeA", "unlink")), "");
+    links = t.svc().local(0).links("clock");
+    ASSERT_NE(links, nullptr);
+    ASSERT_EQ(links->size(), 1u) << "unlink takes only the link of that identity";
+    EXPECT_EQ((*links)[0].key(), "EdgeB/topic.clock");
+    EXPECT_EQ(test::user_exception_type(link("EdgeA", "unlink")), "::IceStorm::NoSuchLink");
 }

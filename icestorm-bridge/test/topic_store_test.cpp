@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <memory>
@@ -93,7 +94,7 @@ TEST_F(topic_store_test, erasing_a_topic_takes_its_subscribers_and_links) {
         st.put_link("a", link_info{proxy("I/topic.b:tcp -p 2"), "b", 0, proxy("I/b.link:tcp -p 3")}, record());
         st.erase_subscriber("a", "s2", record());
         st.erase_topic("b", record());
-        st.erase_link("a", "b", record());
+        st.erase_link("a", "I/topic.b", record());  // a link is known by the linked topic's identity
         settle(9);
     }
     topic_store st(dir_.string(), io_.get_executor());
@@ -102,6 +103,55 @@ TEST_F(topic_store_test, erasing_a_topic_takes_its_subscribers_and_links) {
     ASSERT_EQ(c.subscribers.size(), 1u);
     EXPECT_EQ(c.subscribers[0].proxy.id.name, "s1");
     EXPECT_TRUE(c.links.empty());
+}
+
+TEST_F(topic_store_test, links_of_one_name_in_two_services_are_two_rows) {
+    {
+        topic_store st(dir_.string(), io_.get_executor());
+        st.put_topic("a", record());
+        st.put_link("a", link_info{proxy("edge1/topic.t:tcp -p 2"), "t", 0, proxy("edge1/t.link:tcp -p 3")}, record());
+        st.put_link("a", link_info{proxy("edge2/topic.t:tcp -p 4"), "t", 0, proxy("edge2/t.link:tcp -p 5")}, record());
+        settle(3);
+    }
+    {
+        topic_store st(dir_.string(), io_.get_executor());
+        auto c = st.load();
+        ASSERT_EQ(c.links.size(), 2u) << "keyed by identity, not by the bare name";
+        EXPECT_EQ(c.links[0].link.name, "t");
+        EXPECT_EQ(c.links[1].link.name, "t");
+        st.erase_link("a", "edge1/topic.t", record());
+        settle(4);
+    }
+    topic_store st(dir_.string(), io_.get_executor());
+    auto c = st.load();
+    ASSERT_EQ(c.links.size(), 1u);
+    EXPECT_EQ(c.links[0].link.key(), "edge2/topic.t");
+}
+
+TEST_F(topic_store_test, a_version_1_database_is_rekeyed_by_identity) {
+    {
+        topic_store st(dir_.string(), io_.get_executor());
+        st.put_topic("a", record());
+        st.put_link("a", link_info{proxy("edge1/topic.t:tcp -p 2"), "t", 0, proxy("edge1/t.link:tcp -p 3")}, record());
+        settle(2);
+    }
+    {  // What version 1 wrote: the link keyed by the linked topic's bare name.
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open((dir_ / "moraine-topics.sqlite3").string().c_str(), &db), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(db, "UPDATE links SET linked='t'; PRAGMA user_version=1;", nullptr, nullptr, nullptr),
+                  SQLITE_OK);
+        sqlite3_close(db);
+    }
+    {
+        topic_store st(dir_.string(), io_.get_executor());
+        auto c = st.load();
+        ASSERT_EQ(c.links.size(), 1u);
+        EXPECT_EQ(c.links[0].link.name, "t") << "the name comes from the stored proxy";
+        st.erase_link("a", "edge1/topic.t", record());  // found under its new key
+        settle(3);
+    }
+    topic_store st(dir_.string(), io_.get_executor());
+    EXPECT_TRUE(st.load().links.empty());
 }
 
 TEST_F(topic_store_test, a_burst_of_changes_is_stored_whole_and_in_order) {

@@ -4,7 +4,9 @@
 // failed check is retried at the next interval; our own topic is created here first. A
 // replicated upstream: a TopicManager proxy with one endpoint per replica, whose link is made
 // again through another replica when the one it used dies, or an indirect TopicManager (a
-// replicated IceStorm's well-known object under IceGrid) found through the locator.
+// replicated IceStorm's well-known object under IceGrid) found through the locator. A federated
+// upstream: separate topic services, each linking the topic here (upstream_members, and the
+// topic service making one link per member).
 #include "topics_harness.hpp"
 
 #include <moraine/icestorm_bridge/upstream_link.hpp>
@@ -204,4 +206,37 @@ TEST(upstream_link, an_indirect_upstream_is_found_through_the_locator) {
     EXPECT_EQ(asked, (std::vector<std::string>{"findObjectById"}));
     EXPECT_EQ(up.ops, (std::vector<std::string>{"retrieve", "create", "link"}));
     link.reset();
+}
+
+TEST(upstream_members, a_federation_is_one_upstream_per_endpoint) {
+    auto u = upstream_at("tcp -h 192.0.2.1 -p 10000:tcp -h 192.0.2.2 -p 10000");
+    ASSERT_EQ(icestorm_bridge::upstream_members(u).size(), 1u) << "replicas of one IceStorm: one link";
+    EXPECT_EQ(icestorm_bridge::upstream_members(u)[0].topic_manager->endpoints.size(), 2u);
+    u.federated = true;
+    const auto members = icestorm_bridge::upstream_members(u);
+    ASSERT_EQ(members.size(), 2u);
+    EXPECT_EQ(members[0].topic_manager->endpoints.size(), 1u);
+    EXPECT_EQ(members[0].topic_manager->endpoints[0].host, "192.0.2.1");
+    EXPECT_EQ(members[1].topic_manager->endpoints[0].host, "192.0.2.2");
+    EXPECT_EQ(members[1].topic_manager->id.name, "TopicManager");
+    EXPECT_EQ(members[1].link_category, "Edge") << "the rest as configured";
+    EXPECT_TRUE(icestorm_bridge::upstream_members({}).empty()) << "no upstream";
+}
+
+TEST(upstream_link, a_federated_upstream_links_the_topic_from_every_member) {
+    upstream_icestorm a, b;
+    test::topics t(1, [&](icestorm_bridge::topics_config& c) {
+        c.upstream = upstream_at(a.backend.endpoint() + ":" + b.backend.endpoint());
+        c.upstream.federated = true;
+    });
+    const auto linked = [](const upstream_icestorm& up) {
+        return std::find(up.ops.begin(), up.ops.end(), "link") != up.ops.end();
+    };
+    ASSERT_TRUE(run_pumping(t, {&a.backend, &b.backend}, [&] { return linked(a) && linked(b); }))
+        << "both members are asked to link";
+    for (const auto* up : {&a, &b}) {
+        EXPECT_EQ(up->linked_to.id.name, "topic.clock");
+        EXPECT_EQ(up->linked_to.id.category, "Edge");
+        EXPECT_EQ(up->link_cost, 5);
+    }
 }

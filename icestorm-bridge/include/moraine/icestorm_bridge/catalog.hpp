@@ -37,7 +37,7 @@ public:
     /// A delivery shard removed a failed subscriber: forget it.
     void forget(const std::string& topic, const std::string& key);
 
-    /// Removes the link from `name` to `linked` after its TopicLink answered ObjectNotExist
+    /// Removes the link from `name` to `linked` (link_info::key()) after its TopicLink answered ObjectNotExist
     /// (IceStorm's rule for a link whose topic is gone). Shard 0.
     void drop_link(const std::string& name, const std::string& linked);
 

@@ -28,7 +28,17 @@ struct upstream_config {
     std::vector<protocol::endpoint> endpoints;      ///< where the upstream reaches our TopicManager; empty = published
     std::int32_t cost = 0;                          ///< the link's cost (IceStorm: 0 takes every event)
     std::uint32_t check_interval_ms = 2000;         ///< how often each link is checked (and made again), ms
+    /// The topic_manager's endpoints are separate topic services (a federation, e.g. several
+    /// moraine-topics), not replicas of one: each topic is linked from every one of them, so
+    /// whichever receives a publish forwards it here. false: the endpoints are replicas of one
+    /// IceStorm, and the link is made through the first that answers.
+    bool federated = false;
 };
+
+/** The upstreams `u` links from: for a federated one (with endpoints), one per endpoint, each
+    with a TopicManager proxy of that endpoint alone; otherwise `u` itself. None without an
+    upstream. Each is kept linked on its own (upstream_link). */
+std::vector<upstream_config> upstream_members(const upstream_config& u);
 
 /// IceStorm.Trace.* / YAML `topics.trace`: log categories, all off by default (docs/icestorm.md §7).
 struct topics_trace {

@@ -3,6 +3,7 @@
 #include <moraine/icestorm_bridge/event.hpp>
 #include <moraine/icestorm_bridge/link_backoff.hpp>
 #include <moraine/icestorm_bridge/subscriber.hpp>
+#include <moraine/protocol/identity.hpp>
 #include <moraine/protocol/proxy.hpp>
 #include <moraine/net/backend_connection.hpp>
 
@@ -27,9 +28,14 @@ struct stored_subscriber;
 /// A link from a topic to another topic's TopicLink object (docs/icestorm.md §6).
 struct link_info {
     protocol::proxy topic;  ///< the linked-to Topic*
-    std::string name;       ///< its name
+    std::string name;       ///< its name (IceStorm::LinkInfo::name)
     int cost = 0;
     protocol::proxy link;   ///< its TopicLink object (<instance>/<name>.link at its publish endpoints)
+
+    /// What the link is known by: the linked Topic's identity ("category/topic.name"), as IceStorm
+    /// keys links. Two topics of one name in different services (several routers linking their
+    /// own `time` under their own category) are two links.
+    std::string key() const { return protocol::identity_to_string(topic.id.view()); }
 };
 
 /// Per-shard state, touched only on its shard's thread. The catalog (shard 0) tells every shard
@@ -117,7 +123,7 @@ private:
     net::shard& home_;
     std::unordered_set<std::string> topics_;
     std::unordered_map<std::string, std::vector<link_info>> links_;
-    std::unordered_map<std::string, link_backoff> link_health_;  // key: topic, '\n', linked topic
+    std::unordered_map<std::string, link_backoff> link_health_;  // key: topic, '\n', link_info::key()
     unsigned long link_events_lost_ = 0;
     delivery_limits limits_;
     std::unordered_map<std::string, std::vector<sub_ptr>> subscribers_;

@@ -138,6 +138,9 @@ private:
     /// Opens cfg_.store_dir's topic database and restores the catalog from it (or leaves it
     /// pending, see store_opening).
     void open_store(store_opening opening);
+    /// topics.upstream: an upstream_link per upstream (per member of a federated one), started
+    /// once the shards run, and the moraine_upstream_links gauge over them all.
+    void start_upstream_links();
     /// Binds the Publish endpoints (tcp, ssl, ws, wss and udp). @return them as bound.
     std::vector<protocol::endpoint> listen_publish(const std::vector<protocol::endpoint>& endpoints);
     /// A request to a publisher or link object, received on shard `sh`; `c` answers a twoway one
@@ -155,10 +158,9 @@ private:
     /// Forwards `ev` to each link of its topic (TopicLink::forward), except links in an outage
     /// whose next probe is not due (link_backoff: the event is counted as lost).
     void forward_over_links(net::shard& sh, const event& ev);
-    /// A forward's outcome on shard `sh`: no reply starts or prolongs an outage; any reply ends
-    /// it; ObjectNotExist also removes the link, as IceStorm does.
-    /// The identity of the Topic that `topic`'s link `linked` goes to (`<instance>/topic.<name>`).
-    static std::string linked_identity(const local_topics& l, const std::string& topic, const std::string& linked);
+    /// A forward's outcome on shard `sh` for `topic`'s link `linked` (link_info::key()): no reply
+    /// starts or prolongs an outage; any reply ends it; ObjectNotExist also removes the link, as
+    /// IceStorm does.
     void on_forward_result(net::shard& sh, const std::string& topic, const std::string& linked,
                            const protocol::reply_view* r, std::string_view failure);
 
@@ -171,7 +173,8 @@ private:
     std::unique_ptr<icestorm_bridge::catalog> catalog_;
     std::unique_ptr<topic_store> store_;  // after catalog_: its queued writes finish first
     bool store_pending_ = false;          // store_opening::when_released, held elsewhere; the takeover's thread
-    std::shared_ptr<upstream_link> upstream_;  // topics.upstream; lives on shard 0
+    // topics.upstream: one per upstream (per member of a federated one); they live on shard 0.
+    std::vector<std::shared_ptr<upstream_link>> upstream_;
     std::atomic<bool> intake_held_{false};     // hold_intake
     std::atomic<unsigned> next_adopting_{0};   // adopt_connection's shard, in turn
 };

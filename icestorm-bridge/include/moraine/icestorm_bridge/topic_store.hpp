@@ -103,10 +103,16 @@ public:
                         const std::vector<std::pair<std::string, std::string>>& qos, done_fn done);
     /// `key`: the subscriber's stringified identity.
     void erase_subscriber(const std::string& topic, const std::string& key, done_fn done);
+    /// Adds or replaces `topic`'s link to `link.topic`, keyed by link_info::key().
     void put_link(const std::string& topic, const link_info& link, done_fn done);
+    /// `linked`: the link's key (link_info::key()). A row an earlier version keyed by the linked
+    /// topic's bare name is rekeyed as the database opens.
     void erase_link(const std::string& topic, const std::string& linked, done_fn done);
 
 private:
+    /// A version 1 database keyed each link by the linked topic's bare name: its rows are
+    /// rekeyed by identity (link_info::key()) as it opens.
+    void rekey_links();
     struct statement;
     /// One SQL statement with its text/blob/int arguments.
     struct write_op;
