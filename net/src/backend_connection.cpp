@@ -3,6 +3,7 @@
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/net/backend_pool.hpp>
+#include <moraine/net/connection_handshake.hpp>
 #include <moraine/net/local_reply.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
@@ -98,19 +99,13 @@ asio::awaitable<void> backend_connection::connect() {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
     apply_socket_buffers(socket_, home_.cfg());
-    if (secure()) {  // still under deadline_: connect, handshake and validation share it
-        const auto why = co_await client_handshake(endpoint_.host);
+    if (secure() || websocket()) {  // still under deadline_: connect, handshakes and validation share it
+        const auto failed = co_await client_handshakes(endpoint_);
         if (closed()) co_return;
-        if (!why.empty()) {
-            close(close_reason::handshake, "::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + why);
-            co_return;
-        }
-    }
-    if (websocket()) {  // still under deadline_
-        const auto wec = co_await client_upgrade(endpoint_);
-        if (closed()) co_return;
-        if (!wec.empty()) {
-            close(close_reason::handshake, connection_lost_text("WebSocket upgrade failed: " + wec));
+        if (!failed.why.empty()) {
+            close(close_reason::handshake,
+                  failed.tls_failed ? "::Ice::SecurityException:\nSSL error occurred for new outgoing connection: " + failed.why
+                                    : connection_lost_text("WebSocket upgrade failed: " + failed.why));
             co_return;
         }
     }

@@ -2,13 +2,12 @@
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/error.hpp>
-#include <moraine/net/handshake_pool.hpp>
+#include <moraine/net/connection_handshake.hpp>
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
 #include <moraine/transport/layered_stream.hpp>
 #include <moraine/transport/tls_engine.hpp>
-#include <moraine/transport/ws_client_upgrade.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
 
@@ -52,19 +51,22 @@ struct exact_allocator {
 };
 }  // namespace
 
-/// A layered connection's codec and its wire bytes in flight. `pending` collects wire bytes the
-/// socket has not taken yet (appended to at any time), `writing` is what an asynchronous write
-/// is sending now; both are empty, with no capacity, once the peer took everything.
+/// A layered connection's codec, its handshake while one runs, and its wire bytes in flight.
+/// While `handshake` runs it holds the codec (`codec` is moved from, unused: writes are
+/// disabled until the handshake hands it back). `pending` collects wire bytes the socket has not
+/// taken yet (appended to at any time), `writing` is what an asynchronous write is sending now;
+/// both are empty, with no capacity, once the peer took everything.
 struct ice_connection::layers {
     layers(tp::tls_engine* engine, bool websocket, tp::ws_role role, std::uint64_t max_message_bytes)
         : codec(engine, websocket, role, max_message_bytes) {}
     tp::layered_stream codec;
+    std::unique_ptr<connection_handshake> handshake;  // an accepted connection's, until it ends
     protocol::byte_buffer pending;
     protocol::byte_buffer writing;
 };
 
-/// The connection as its layered_stream's sink: the Ice stream to the framing, answers to the
-/// socket (in order with what is pending), the accepted upgrade to finish_handshakes.
+/// The connection as its layered_stream's sink once handshaken: the Ice stream to the framing,
+/// answers to the socket (in order with what is pending). The upgrade is the handshake's.
 struct ice_connection::layer_sink {
     ice_connection& c;
     bool stream(std::span<const std::byte> ice) { return c.on_bytes(ice) && !c.closed_; }
@@ -73,10 +75,7 @@ struct ice_connection::layer_sink {
         c.send_raw(wire);
         return !c.closed_;
     }
-    bool upgraded() {
-        c.finish_handshakes();
-        return !c.closed_;
-    }
+    bool upgraded() { return !c.closed_; }  // never past the handshake
 };
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -213,12 +212,13 @@ void ice_connection::start_accepted() {
 bool ice_connection::at_message_boundary() const noexcept { return in_.buffered() == 0 && movable_with_partial(); }
 
 bool ice_connection::movable_with_partial() const noexcept {
+    if (!loops_started_) return false;  // handshaking (the codec is the handshake's) or not started
     // WebSocket without TLS: upgraded, between two frames, no wire bytes waiting; a fresh decoder
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
         !layers_ || (layers_->codec.movable() && layers_->pending.empty() && layers_->writing.empty());
-    return loops_started_ && layers_movable && !closed_ && !closing_ && out_.empty() && !write_in_flight_ &&
-           !flush_marked_ && awaiting_backend_ == 0;
+    return layers_movable && !closed_ && !closing_ && out_.empty() && !write_in_flight_ && !flush_marked_ &&
+           awaiting_backend_ == 0;
 }
 
 std::chrono::milliseconds ice_connection::idle_for() const noexcept {
@@ -280,10 +280,6 @@ bool ice_connection::admit(connection_origin origin) {
     }
     counted_from_ = peer.address();
     return true;
-}
-
-asio::awaitable<std::string> ice_connection::client_handshake(const std::string& host) {
-    co_return co_await engine_client_handshake(host);
 }
 
 bool ice_connection::reject(std::string_view what, const boost::system::error_code& ec) {
@@ -483,165 +479,80 @@ void ice_connection::start_handshakes() {
         close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
         return;
     }
-    if (transport_.websocket()) layers_->codec.expect_upgrade();
-    // A peer that stalls is closed at the deadline, before any Ice byte; one deadline
-    // (Moraine.TLS.HandshakeTimeout) bounds the TLS handshake and the WebSocket upgrade together.
-    // The resume timer is free until the loops start: nothing pauses reading before that.
-    const char* what = transport_.secure() && transport_.websocket() ? "TLS handshake or WebSocket upgrade timed out"
-                       : transport_.websocket()                       ? "WebSocket upgrade timed out"
-                                                                      : "TLS handshake timed out";
-    auto& deadline = lazy_timer(resume_);
-    deadline.expires_after(std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms));
-    deadline.async_wait([weak = weak_from_this(), what](const boost::system::error_code& e) {
-        if (auto c = weak.lock(); c && !e && !c->loops_started_) c->close(close_reason::handshake, what);
-    });
+    writes_enabled_ = false;  // the codec is the handshake's; validate connection comes after it
+    layers_->handshake =
+        std::make_unique<connection_handshake>(socket_, transport_.engine(), std::move(layers_->codec));
+    layers_->handshake->start_accepted(
+        [this](protocol::byte_view wire) {
+            send_raw(wire);
+            return !closed_;
+        },
+        std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms),
+        [weak = weak_from_this()](const char* what) {
+            if (auto c = weak.lock(); c && !c->loops_started_) c->close(close_reason::handshake, what);
+        });
     arm_handshake_read();
 }
 
 void ice_connection::arm_handshake_read() {
     socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
-        self->on_handshake_readable(ec);
+        if (self->closed_) return;
+        // The shard's scratch is the handshake's until this handler returns, as in on_readable.
+        self->on_handshake(self->layers_->handshake->on_readable(ec, self->home_.scratch(), self->home_.handshakes(),
+                                                                 [self] {
+                                                                     if (self->closed_) return;
+                                                                     self->on_handshake(
+                                                                         self->layers_->handshake->after_pool_step());
+                                                                 }));
     });
 }
 
-void ice_connection::on_handshake_readable(const boost::system::error_code& wait_error) {
-    if (closed_) return;
-    if (wait_error) {
-        close(close_reason::handshake, "handshake failed: " + wait_error.message());
-        return;
+void ice_connection::on_handshake(handshake_state s) {
+    if (closed_) return;  // by the handshake's own send, or its deadline
+    switch (s) {
+    case handshake_state::want_read:
+        return arm_handshake_read();
+    case handshake_state::stepping:
+        return;  // the pool step's `resume` holds the connection and comes back here
+    case handshake_state::done:
+        return end_handshake(true);
+    case handshake_state::failed:
+        return end_handshake(false);
     }
-    auto& scratch = home_.scratch();  // ours until this handler returns, as in on_readable
-    boost::system::error_code ec;
-    const std::size_t n = socket_.read_some(asio::buffer(scratch), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return arm_handshake_read();
-    auto* engine = transport_.engine();
-    const bool in_tls = engine && !engine->established();
-    if (ec == asio::error::eof && !in_tls) {
-        close(close_reason::peer_closed, "peer closed before its WebSocket upgrade");  // a port probe
-        return;
-    }
-    if (ec) {
-        close(close_reason::handshake, (in_tls ? "TLS handshake failed: " : "WebSocket upgrade failed: ") +
-                                           (ec == asio::error::eof ? std::string("the peer closed the connection")
-                                                                   : ec.message()));
-        return;
-    }
-    std::span<std::byte> data(scratch.data(), n);
-    if (in_tls && home_.handshakes()) {
-        // The step's public-key work runs on the handshake pool; nothing else touches the engine
-        // meanwhile (no read is armed until the result is back on this shard).
-        auto input = std::make_shared<protocol::byte_buffer>(data.begin(), data.end());
-        asio::post(home_.handshakes()->executor(), [self = shared_from_this(), input] {
-            auto flight = std::make_shared<protocol::byte_buffer>();
-            const auto step = self->transport_.engine()->handshake(*input, *flight);
-            asio::post(self->home_.executor(), [self, input, flight, step] {
-                if (!self->closed_) self->after_handshake_step(step, *flight, *input);
-            });
-        });
-        return;
-    }
-    if (in_tls) {
-        protocol::byte_buffer flight;
-        const auto step = engine->handshake(data, flight);
-        return after_handshake_step(step, flight, data);
-    }
-    after_handshakes_input(data);
 }
 
-void ice_connection::after_handshake_step(const tp::tls_step& step, protocol::byte_view flight,
-                                          std::span<std::byte> input) {
-    if (!flight.empty()) send_raw(flight);  // the server's flight, or the alert of a failure
-    if (closed_) return;
-    if (step.status == tp::tls_status::want_read) return arm_handshake_read();
-    if (step.status != tp::tls_status::ok) {
-        close(close_reason::handshake, "TLS handshake failed: " + transport_.engine()->error());
+void ice_connection::end_handshake(bool done) {
+    const auto handshake = std::move(layers_->handshake);  // its deadline goes with it
+    layers_->codec = handshake->take_stream();
+    const auto end = handshake->end();
+    if (!done) {
+        // Closes for a refused upgrade or a TLS error as after the handshake, else for the
+        // handshake's own failure.
+        if (end != tp::layered_end::need_more) after_layers(end);
+        else close(handshake->failure().reason, handshake->failure().why);
         return;
     }
-    if (!layers_->codec.upgrading()) finish_handshakes();  // ssl: TLS was the only handshake
-    after_handshakes_input(input.subspan(step.consumed));
-}
-
-void ice_connection::after_handshakes_input(std::span<std::byte> data) {
-    // What follows in this read (an eager peer's records, the upgrade request) is read now,
-    // while the input is still ours.
-    const bool more = data.empty() || on_wire_bytes(data);
-    if (closed_) return;
-    if (!loops_started_) return arm_handshake_read();
-    if (!more) reads_stopped_ = true;
-}
-
-void ice_connection::finish_handshakes() {
-    if (resume_) resume_->cancel();  // the deadline
-    if (accepted_)
-        enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
-                                      protocol::validate_connection_message.end()));
+    writes_enabled_ = true;
+    enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
+                                  protocol::validate_connection_message.end()));
     start_loops();
+    // What came right behind the handshake, in this read: dispatched now, then the end that
+    // came with it (a close frame, a TLS close), as a read would.
+    const auto early = handshake->take_early();
+    const bool more = closed_ || early.empty() || on_bytes(early);
+    if (closed_) return;
+    if (!more || (end != tp::layered_end::need_more && !after_layers(end))) reads_stopped_ = true;
 }
 
-asio::awaitable<std::string> ice_connection::engine_client_handshake(const std::string& host) {
-    auto& engine = *transport_.engine();
-    if (auto ec = prepare_client(engine.native(), transport_.contexts()->config(), host)) co_return ec.message();
-    protocol::byte_buffer flight, in(16 * 1024);
-    auto step = engine.handshake({}, flight);
-    for (;;) {
-        if (!flight.empty()) {
-            auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(flight), nothrow_awaitable);
-            if (ec) co_return ec.message();
-            flight.clear();
-        }
-        if (step.status == tp::tls_status::ok) co_return std::string();
-        if (step.status != tp::tls_status::want_read) co_return engine.error();
-        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
-        if (closed_) co_return "connection closed";
-        if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the TLS handshake" : ec.message();
-        step = engine.handshake(protocol::byte_view(in.data(), n), flight);
-        if (step.status != tp::tls_status::ok || step.consumed == n) continue;
-        // Records right behind the handshake: decrypted now, read once the loops start.
-        protocol::byte_buffer reply;
-        const auto rest = engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply,
-                                      tp::thread_plain_buffer(), [this](std::span<std::byte> plain) {
-                                          layers_->codec.hold_early(plain);
-                                          return true;
-                                      });
-        if (rest.status == tp::tls_status::failed) co_return engine.error();
-        flight.insert(flight.end(), reply.begin(), reply.end());
-    }
-}
-
-asio::awaitable<std::string> ice_connection::client_upgrade(const protocol::endpoint& ep) {
-    tp::ws_client_upgrade upgrade(ep.host, static_cast<std::uint16_t>(ep.port), ep.resource);
-    protocol::byte_buffer request;
-    if (!layers_->codec.seal(protocol::as_bytes(upgrade.request()), request)) co_return transport_.engine()->error();
-    if (auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(request), nothrow_awaitable); ec)
-        co_return ec.message();
-    protocol::byte_buffer answer = layers_->codec.take_early(), in(16 * 1024);
-    for (;;) {
-        if (!answer.empty()) {
-            const auto r = upgrade.put(answer);
-            if (r.status == tp::ws_upgrade_status::refused) co_return r.why;
-            if (r.status == tp::ws_upgrade_status::accepted) {
-                // The server's first frames (its validate connection) may come with the 101.
-                layers_->codec.hold_early(protocol::byte_view(answer).subspan(r.consumed));
-                co_return std::string();
-            }
-            answer.clear();  // kept by the upgrade
-        }
-        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
-        if (closed_) co_return "connection closed";
-        if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the upgrade" : ec.message();
-        if (auto* engine = transport_.engine()) {
-            protocol::byte_buffer reply;
-            const auto step = engine->read(protocol::byte_view(in.data(), n), reply, tp::thread_plain_buffer(),
-                                           [&answer](std::span<std::byte> plain) {
-                                               answer.insert(answer.end(), plain.begin(), plain.end());
-                                               return true;
-                                           });
-            if (step.status == tp::tls_status::failed || step.status == tp::tls_status::closed)
-                co_return "TLS: " + (engine->error().empty() ? std::string("closed") : engine->error());
-        } else {
-            answer.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
-        }
-    }
+asio::awaitable<client_handshake_result> ice_connection::client_handshakes(const protocol::endpoint& ep) {
+    // One agent: the coroutine frame owns the handshake (docs/style.md §3), and with it the
+    // codec, handed back whatever the outcome (writes wait for the back end's validate
+    // connection, so nothing encodes meanwhile).
+    connection_handshake handshake(socket_, transport_.engine(), std::move(layers_->codec));
+    const auto* contexts = transport_.contexts().get();
+    auto result = co_await handshake.connect(contexts ? &contexts->config() : nullptr, ep);
+    layers_->codec = handshake.take_stream();
+    co_return result;
 }
 
 bool ice_connection::on_wire_bytes(std::span<std::byte> data) {

@@ -21,13 +21,14 @@
 #include <vector>
 
 namespace moraine::transport {
-struct tls_step;
 enum class layered_end : std::uint8_t;
 }
 
 namespace moraine::net {
 
 class shard;
+enum class handshake_state : std::uint8_t;
+struct client_handshake_result;
 
 /// Base of client, server-endpoint and back-end connections (docs/style.md §3-6). Owned by
 /// shared_ptr: a pending read (or, while reads are paused, the resume wait) always holds one, as
@@ -148,18 +149,15 @@ protected:
         first; `idle` sets the time since the peer's last byte. @return false if it closed. */
     bool start_adopted(protocol::byte_view pending, std::chrono::milliseconds idle);
     /// For an accepted connection: completes the TLS handshake and the WebSocket upgrade if any
-    /// (together bounded by the handshake timeout; a failure closes the connection without an
-    /// Ice byte), then sends validate connection (the accepting side speaks first,
-    /// docs/ice-wire.md §3) and starts the loops.
+    /// (a connection_handshake: together bounded by the handshake timeout; a failure closes the
+    /// connection without an Ice byte), then sends validate connection (the accepting side
+    /// speaks first, docs/ice-wire.md §3) and starts the loops.
     void start_accepted();
-    /// For an outgoing TLS connection, once connected: the client handshake with `host` checked
-    /// as tls_config says. @return why it failed, for the log (empty once established; the
-    /// caller closes on a failure).
-    asio::awaitable<std::string> client_handshake(const std::string& host);
-    /// For an outgoing ws or wss connection, once connected (and TLS is up): the WebSocket
-    /// upgrade to `ep`'s host, port and resource. @return why it failed, for the log (empty
-    /// once upgraded; the caller closes on a failure).
-    asio::awaitable<std::string> client_upgrade(const protocol::endpoint& ep);
+    /** For an outgoing ssl, ws or wss connection, once connected to `ep`: TLS with `ep.host`
+        checked as tls_config says, then the WebSocket upgrade (connection_handshake::connect).
+        @return what failed and why, for the log (`why` empty once done; the caller closes on a
+        failure, and checks closed() first). */
+    asio::awaitable<client_handshake_result> client_handshakes(const protocol::endpoint& ep);
 
     /** Decodes the request, or each request of the batch, in `frame` and calls `fn(request)`
         (batched requests have request id 0, docs/ice-wire.md §5). Malformed input closes the
@@ -202,7 +200,7 @@ protected:
     transport transport_;
     tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
-    bool writes_enabled_ = true;  // a back end's writes wait for its validate connection
+    bool writes_enabled_ = true;  // false while an accepted connection handshakes or a back end awaits its validate connection
     /// Writes what is queued now with an asynchronous write. Nothing while a write is in flight
     /// (it takes the new frames next).
     void wake_writer();
@@ -220,19 +218,16 @@ private:
     /// rest, one batch at a time, until the queue is empty (a socket that was full).
     void write_async();
     void on_async_written(const boost::system::error_code& ec);
-    /// TLS and/or WebSocket of an accepted connection: the TLS handshake and the upgrade, driven
-    /// by readability under the handshake timeout, then validate connection and start_loops().
+    /// TLS and/or WebSocket of an accepted connection: starts its connection_handshake, which
+    /// holds the stream until it is done.
     void start_handshakes();
+    /// Waits for readability, holding the connection, then steps the handshake.
     void arm_handshake_read();
-    void on_handshake_readable(const boost::system::error_code& wait_error);
-    /// After a TLS handshake step (here or on the handshake pool): sends its flight, then waits
-    /// for more, fails, or goes on with the rest of `input` (a loan for the call).
-    void after_handshake_step(const moraine::transport::tls_step& step, protocol::byte_view flight,
-                              std::span<std::byte> input);
-    /// Bytes read during the handshakes that follow the TLS handshake: the upgrade, early records.
-    void after_handshakes_input(std::span<std::byte> data);
-    /// The handshakes are done: validate connection queued (accepted side), loops started.
-    void finish_handshakes();
+    /// Acts on where a handshake step left it: wait, or take its end.
+    void on_handshake(handshake_state s);
+    /// The handshake ended (`done`, else failed): the stream back; then validate connection,
+    /// the loops and the bytes read behind it, or the close it calls for.
+    void end_handshake(bool done);
     /// Layered: wire bytes just read (a mutable loan: the shard's scratch, decoded in place)
     /// through the codec to on_bytes; its answers go out by send_raw. @return false to stop reading.
     bool on_wire_bytes(std::span<std::byte> data);
@@ -250,8 +245,6 @@ private:
     void flush_layered();
     /// Layered: writes pending wire bytes (then newly encoded frames) asynchronously.
     void write_layered_async();
-    /// The client handshake of an ssl or wss back end.
-    asio::awaitable<std::string> engine_client_handshake(const std::string& host);
     /// "address:port" of the peer, for log lines ("?" once the socket no longer knows it).
     std::string peer_text() const;
     /// Dispatches every message `data` completes (a loan for the call). @return false to stop reading.
@@ -270,11 +263,11 @@ private:
     std::vector<asio::const_buffer> async_batch_;  // plain TCP: the batch of a write in flight, freed after
     struct layers;
     struct layer_sink;
-    std::unique_ptr<layers> layers_;  // TLS and/or WebSocket codec and wire bytes; null for plain TCP
+    std::unique_ptr<layers> layers_;  // TLS and/or WebSocket codec, handshake, wire bytes; null for plain TCP
     /// True while encoded bytes wait for the socket (never for plain TCP).
     bool wire_backlog() const noexcept;
     // Made on first use (an idle plain TCP connection has none: 120 bytes); it never expires
-    // by itself, only cancel() wakes its waiter. Also the handshake deadline before the loops start.
+    // by itself, only cancel() wakes its waiter.
     std::unique_ptr<asio::steady_timer> resume_;  // reading waits on it while paused; resume_reads() cancels it
     /// `t`, made now if it was not yet.
     asio::steady_timer& lazy_timer(std::unique_ptr<asio::steady_timer>& t);
