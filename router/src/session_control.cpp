@@ -161,19 +161,18 @@ protocol::proxy session_control_proxy(const config& cfg, const std::vector<proto
 }
 
 void dispatch_session_control(session_shard& owner, protocol::byte_buffer message, bool twoway, callback_route route) {
-    auto r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
+    // The message goes into `call` first and is decoded there, once: `r` views call.message,
+    // which stays put unless route_to_moved takes the call (then `r` is not used again).
+    parked_callback call{true, std::move(message), {}, {}, twoway ? route : callback_route{}, false, false, {}};
+    auto r = protocol::decode_request(protocol::byte_view(call.message).subspan(protocol::header_size));
     if (!r) return;
     r->request_id = route.request_id;
     auto* c = owner.find_session(r->id.name);
     if (!c && owner.moved().contains(r->id.name)) {
         // The session lives in the new process (takeover): its SessionControl object too.
-        const std::string category(r->id.name);  // r views `message`, which moves below
-        parked_callback p{true, std::move(message), {}, {}, twoway ? route : callback_route{}, false, false, {}};
-        if (route_to_moved(owner, category, p)) return;
-        message = std::move(p.message);
-        r = protocol::decode_request(protocol::byte_view(message).subspan(protocol::header_size));
-        if (!r) return;
-        r->request_id = route.request_id;
+        // Refused (too many parked), the call is left untouched and answered as for no session.
+        const std::string category(r->id.name);  // r views the message, which may leave with `call`
+        if (route_to_moved(owner, category, call)) return;
     }
     std::optional<protocol::byte_buffer> reply;
     if (!c || !c->session_state()) {

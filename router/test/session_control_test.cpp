@@ -1,10 +1,14 @@
 // session_control: Glacier2::SessionControl and its StringSet / IdentitySet objects, called
 // through dispatch_session_control with the reply routed to a probe connection. Checked: the
 // category names, the proxy handed to a SessionManager, getSessionTimeout, editing a session's
-// category filter, destroy, and ObjectNotExist for an unknown session.
+// category filter, destroy, ObjectNotExist for an unknown session, and for a session in transit
+// to a new process whose parking is full.
 #include "glacier2_harness.hpp"
 
+#include <moraine/protocol/input_stream.hpp>
+#include <moraine/router/moved_sessions.hpp>
 #include <moraine/router/session_control.hpp>
+#include <moraine/router/session_shard.hpp>
 
 #include <gtest/gtest.h>
 
@@ -105,5 +109,39 @@ TEST(session_control, an_unknown_session_or_operation_is_not_exist) {
                                   test::empty_encaps());
     EXPECT_EQ(test::reply_of(odd).status, protocol::reply_status::operation_not_exist);
     EXPECT_NE(c.conn->current_session(), nullptr);
+    origin.conn->close(net::close_reason::shutdown, "test over");
+}
+
+TEST(session_control, a_call_for_a_moved_session_refused_parking_is_not_exist_from_one_decode) {
+    test::glacier2 g;
+    auto& c = g.connect();
+    ASSERT_FALSE(g.create_session(c).empty());
+    test::probed origin(g.shards().at(0));
+    origin.conn->start_plain();
+    // A session in transit to a new process (takeover) whose parking is full: the next call
+    // cannot be parked and is answered here, from the request decoded before parking was tried.
+    auto& moved = g.local().moved();
+    moved.leave("gone");
+    for (std::size_t i = 0; i < router::moved_sessions::max_parked; ++i)
+        router::dispatch_session_control(g.local(),
+                                         test::request_message(0, {"gone", "Glacier2.SessionControl"}, "destroy",
+                                                               test::empty_encaps()),
+                                         false, net::callback_route{0, {}, 0});
+    ASSERT_EQ(moved.parked(), router::moved_sessions::max_parked);
+
+    const auto reply = control_call(g, origin, "gone", "Glacier2.SessionControl", "getSessionTimeout",
+                                    test::empty_encaps());
+    const auto r = test::reply_of(reply);
+    EXPECT_EQ(r.request_id, 12) << "answered under the route's request id";
+    EXPECT_EQ(r.status, protocol::reply_status::object_not_exist);
+    protocol::input_stream in(r.payload);  // ObjectNotExist: identity, facet, operation
+    const auto id = in.read_identity();
+    EXPECT_EQ(id.name, "gone");
+    EXPECT_EQ(id.category, "Glacier2.SessionControl");
+    EXPECT_EQ(in.read_size(), 0) << "no facet";
+    EXPECT_EQ(in.read_string(), "getSessionTimeout");
+    EXPECT_TRUE(in.ok());
+    EXPECT_EQ(moved.parked(), router::moved_sessions::max_parked) << "refused, not parked";
+    EXPECT_NE(c.conn->current_session(), nullptr) << "another session is untouched";
     origin.conn->close(net::close_reason::shutdown, "test over");
 }

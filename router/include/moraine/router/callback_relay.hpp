@@ -24,8 +24,9 @@ void relay_callback(session_shard& owner, parked_callback c);
 
 /** A request from a back end for `category`, which left `owner` for a new process: relayed
     there if the new process took it, else parked until it answers (moved_sessions). @return
-    false when neither is possible (too many parked): the caller answers it as for a session
-    that does not exist. */
+    false when neither is possible (too many parked), with `c` untouched (its message where
+    it was, so views into it stay valid): the caller answers it as for a session that does
+    not exist. */
 bool route_to_moved(session_shard& owner, std::string_view category, parked_callback& c);
 
 /** A topic event parked for `category`, whose session came back (the new process refused it):
