@@ -224,25 +224,24 @@ TEST(connection_handshake, garbage_instead_of_tls_fails_the_tls_handshake) {
     EXPECT_TRUE(server.hs->failure().why.starts_with("TLS handshake failed: ")) << server.hs->failure().why;
 }
 
-TEST(connection_handshake, a_peer_closing_before_its_upgrade_is_peer_closed) {
+/// How the accepting side (`tls`, then a WebSocket upgrade) fails when its peer closes at once.
+connection_handshake::failure_text failure_on_early_close(bool tls) {
     asio::io_context io;
     socket_pair pair(io);
-    accepting server(io, pair.server, false, true);
+    accepting server(io, pair.server, tls, true);
     pair.client.shutdown(tcp::socket::shutdown_send);
-    ASSERT_TRUE(server.run());
-    EXPECT_EQ(*server.last, state::failed);
-    EXPECT_EQ(server.hs->failure().reason, close_reason::peer_closed);
-    EXPECT_EQ(server.hs->failure().why, "peer closed before its WebSocket upgrade");
+    EXPECT_TRUE(server.run());
+    EXPECT_EQ(server.last, state::failed);
+    return server.hs->failure();
 }
 
-TEST(connection_handshake, a_peer_closing_in_tls_fails_the_tls_handshake) {
-    asio::io_context io;
-    socket_pair pair(io);
-    accepting server(io, pair.server, true, true);
-    pair.client.shutdown(tcp::socket::shutdown_send);
-    ASSERT_TRUE(server.run());
-    EXPECT_EQ(server.hs->failure().reason, close_reason::handshake);
-    EXPECT_EQ(server.hs->failure().why, "TLS handshake failed: the peer closed the connection");
+TEST(connection_handshake, a_peer_closing_early_is_peer_closed_before_the_upgrade_a_failure_in_tls) {
+    const auto ws = failure_on_early_close(false);  // a port probe
+    EXPECT_EQ(ws.reason, close_reason::peer_closed);
+    EXPECT_EQ(ws.why, "peer closed before its WebSocket upgrade");
+    const auto wss = failure_on_early_close(true);
+    EXPECT_EQ(wss.reason, close_reason::handshake);
+    EXPECT_EQ(wss.why, "TLS handshake failed: the peer closed the connection");
 }
 
 TEST(connection_handshake, the_deadline_names_what_timed_out) {
