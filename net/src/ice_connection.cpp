@@ -60,9 +60,10 @@ struct ice_connection::layers {
     layers(tp::tls_engine* engine, bool websocket, tp::ws_role role, std::uint64_t max_message_bytes)
         : codec(engine, websocket, role, max_message_bytes) {}
     tp::layered_stream codec;
-    std::unique_ptr<connection_handshake> handshake;  // an accepted connection's, until it ends
     protocol::byte_buffer pending;
     protocol::byte_buffer writing;
+    std::unique_ptr<connection_handshake> handshake;  // an accepted connection's, until it ends (last: the
+                                                      // write path's members keep their offsets)
 };
 
 /// The connection as its layered_stream's sink once handshaken: the Ice stream to the framing,
