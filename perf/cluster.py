@@ -8,7 +8,7 @@ and optionally the failover of one router. Run as root.
         [--front haproxy|none|reuseport] [--auth crypt|allow_all] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
         [--time-bound S] [--cleanup-stale] [--rate 1]
-        [--backbone icebox|replicated] [--kill-backbone] [--kill-replica publisher|master|slave|1|2|3]
+        [--backbone icebox|replicated|federated] [--kill-backbone] [--kill-replica publisher|master|slave|1|2|3]
         [--kill-what replica|node|registry] [--backbone-tail 30] [--hold-down 0] [--election-timeout 1] [--upstream-manager PROXY]
 
   e.g. the replicated backbone, one replica killed (perf/RESULTS-cluster.md, "A replicated backbone"):
@@ -71,6 +71,17 @@ its replica (activation "always"). --kill-what registry: `kill -9` of the icegri
 again by this script after --hold-down s with the same configuration and database; it is back once
 every node has registered with it again (its trace: node `nodeK' up). Events do not pass through the
 registry: the routers and the publisher keep their resolved endpoints meanwhile.
+
+--backbone federated: instead of IceStorm, 3 moraine-topics (in memory) in mrn<pid>-bb1..3
+(198.18.0.1<k>), separate topic services that know nothing of each other. Each publishes its own
+TopicManager endpoint (the topic proxies it hands out, where a router's link is made, name that
+member) and every member's Publish endpoint (the publisher proxy names all three). Each router's topics.upstream names all three with `federated: true`, so the topic is
+linked from every member, and whichever member receives a tick forwards it to every router.
+clock-publisher --topic-manager <all three> --twoway publishes to one member and, when its
+connection fails, sends the tick again to another. With --kill-backbone the member the publisher
+talks to (or --kill-replica k) is killed and started again after --hold-down s; it is back once
+every router has linked its topic from the new process (the member's `link to` traces). No
+election: nothing but the publisher's switch stands between a kill and the next tick.
 
 --front none: no HAProxy and no mrn<pid>-lb; each clock-subscriber gets a router proxy with one
 endpoint per router (`tcp -h 198.18.1.1 -p 4063:tcp -h 198.18.1.2 -p 4063:...`), picks one at
@@ -383,6 +394,8 @@ RECONNECTIONS = re.compile(r"^reconnections: (\d+) sessions restored, (\d+) reco
 # coordinator (the master) or as a slave.
 DUTY = re.compile(r"node (\d+): reporting for duty in group")
 COMMENCING = re.compile(r"replication commencing with (\d+)/(\d+) nodes")
+# A moraine-topics member's trace (topics.trace.topic: 1) when a router links its topic from it.
+LINK_TRACE = re.compile(r"topic '[^']+': link to '([^']+)'")
 # The IceGrid registry's trace (IceGrid.Registry.Trace.Node=1) when a node registers or goes.
 NODE_TRACE = re.compile(r"Node: node `([^']+)' (up|down)")
 
@@ -634,6 +647,8 @@ class Run:
         self.registry = None
         self.nodes = []            # --backbone replicated: Proc per IceGrid node (index k-1: replica k)
         self.node_cmds = {}        # replica k: its node's command line
+        self.members = {}          # --backbone federated: member k's moraine-topics (Proc)
+        self.member_cmds = {}      # member k: its command line
         self.registry_cmd = None
         self.replica_logs = {}     # replica k: LogWatch of its IceStorm's output (election traces)
         if a.keep_logs:
@@ -679,7 +694,7 @@ class Run:
         ip("-n", sw, "link", "add", "br0", "type", "bridge")
         ip("-n", sw, "link", "set", "br0", "up")
         self.add_node("bb", BACKBONE_IP)
-        if self.a.backbone == "replicated":
+        if self.a.backbone in ("replicated", "federated"):
             for k in range(1, REPLICAS + 1):
                 self.add_node("bb%d" % k, replica_ip(k))
         if self.a.front == "haproxy":
@@ -754,7 +769,7 @@ class Run:
         bindir = os.path.join(self.tmp, "bin")
         os.makedirs(bindir)
         self.bins, sums = {}, {}
-        for prog in ("moraine-router", "clock-subscriber", "clock-publisher"):
+        for prog in ("moraine-router", "clock-subscriber", "clock-publisher", "moraine-topics"):
             src = os.path.join(self.a.bin, prog)
             dst = os.path.join(bindir, prog)
             shutil.copy2(src, dst)
@@ -768,6 +783,8 @@ class Run:
     def start_backbone(self):
         if self.a.backbone == "replicated":
             return self.start_replicated_backbone()
+        if self.a.backbone == "federated":
+            return self.start_federated_backbone()
         bb = self.ns("bb")
         cfg = os.path.join(self.tmp, "icebox.cfg")
         props = {
@@ -787,6 +804,38 @@ class Run:
         for port in (TM_PORT, PUB_PORT):
             self.wait_for(lambda port=port: in_netns(bb, tcp_open, BACKBONE_IP, port), 20,
                           "icebox listening on %s:%d" % (BACKBONE_IP, port))
+
+    # -- --backbone federated --------------------------------------------------------------
+
+    def member_endpoints(self, port):
+        """Every federation member's endpoint on `port`, ':'-joined (what each publishes)."""
+        return ":".join("tcp -h %s -p %d" % (replica_ip(k), port) for k in range(1, REPLICAS + 1))
+
+    def start_federated_backbone(self):
+        """REPLICAS moraine-topics, one per namespace mrn<pid>-bb<k>, in memory, knowing nothing of
+        each other: the routers link each topic from every member. Each publishes its own
+        TopicManager endpoint (a router's link must be made at that member) and every member's
+        Publish endpoint (the publisher object's proxy names all three, for the publisher's
+        failover)."""
+        import yaml  # python3-yaml
+        t0 = time.monotonic()
+        for k in range(1, REPLICAS + 1):
+            topics = {"enabled": True, "instance_name": INSTANCE, "transient": True, "discard_interval_s": 1,
+                      "topic_manager_endpoints": "tcp -h %s -p %d" % (replica_ip(k), TM_PORT),
+                      "publish_endpoints": "tcp -h %s -p %d" % (replica_ip(k), PUB_PORT),
+                      "publish_published_endpoints": self.member_endpoints(PUB_PORT),
+                      "trace": {"topic": 1}}  # "topic 'time': link to ...": a restarted member's links again
+            path = os.path.join(self.tmp, "member-%d.yaml" % k)
+            with open(path, "w") as f:
+                f.write("# written by perf/cluster.py: member %d of a federated backbone\n" % k)
+                yaml.safe_dump({"topics": topics}, f, sort_keys=False, default_flow_style=False)
+            self.member_cmds[k] = [self.bins["moraine-topics"], "--config", path, "--threads", "1"]
+            self.members[k] = self.start("moraine-topics-%d" % k, "backbone", self.ns("bb%d" % k), self.member_cmds[k])
+        for k in range(1, REPLICAS + 1):
+            self.wait_for(lambda k=k: in_netns(self.ns("bb%d" % k), tcp_open, replica_ip(k), TM_PORT), 20,
+                          "moraine-topics %d listening on %s:%d" % (k, replica_ip(k), TM_PORT))
+        self.result["backbone"] = {"kind": "federated", "members": REPLICAS, "formed_s": round(time.monotonic() - t0, 2)}
+        log("backbone: %d moraine-topics, federated (%s)" % (REPLICAS, ", ".join(replica_ip(k) for k in range(1, REPLICAS + 1))))
 
     # -- --backbone replicated -------------------------------------------------------------
 
@@ -897,7 +946,11 @@ class Run:
         return r.stdout
 
     def replica_pid(self, k):
-        """The PID of replica k's icebox: the child of IceGrid node k (None while there is none)."""
+        """The PID of replica k's icebox: the child of IceGrid node k (None while there is none);
+        with --backbone federated, member k's moraine-topics while it runs."""
+        if self.a.backbone == "federated":
+            m = self.members.get(k)
+            return m.pid if m and m.alive() else None
         node = self.nodes[k - 1]
         kids = []
         try:
@@ -968,6 +1021,7 @@ class Run:
             # resolves them through the IceGrid registry, as an Ice client with Ice.Default.Locator.
             cfg["locator"] = {"proxy": locator_proxy()}
         t["upstream"] = {
+            "federated": self.a.backbone == "federated",  # a link from every member
             "topic_manager": self.upstream_manager(),
             "topics": [TOPIC],
             "link_category": "edge%d" % i,  # the identity the backbone links to: one per router
@@ -1011,11 +1065,15 @@ class Run:
             ms = self.scrape_routers()
             if any(m and "moraine_upstream_links" not in m for m in ms.values()):
                 raise Fail("the routers export no moraine_upstream_links: this moraine-router has no topics.upstream")
-            return all(m and m.get("moraine_upstream_links", 0) >= 1 for m in ms.values())
+            return all(m and m.get("moraine_upstream_links", 0) >= self.links_expected() for m in ms.values())
         self.wait_for(linked, 30, "every router's upstream link to the backbone (moraine_upstream_links)")
         self.result["link_s"] = round(time.monotonic() - t0, 2)
         log("topic '%s' linked from the backbone by every router (topics.upstream) after %.1f s"
             % (TOPIC, time.monotonic() - t0))
+
+    def links_expected(self):
+        """moraine_upstream_links of a router whose links are all in place: one, or one per member."""
+        return REPLICAS if self.a.backbone == "federated" else 1
 
     def upstream_manager(self):
         """The backbone's TopicManager as each router's topics.upstream names it."""
@@ -1023,6 +1081,8 @@ class Run:
             # The replica group's well-known object, found through the locator (findObjectById,
             # then the group's endpoints): every replica registered, tried in turn.
             return self.a.upstream_manager or "%s/TopicManager" % INSTANCE
+        if self.a.backbone == "federated":
+            return "%s/TopicManager:%s" % (INSTANCE, self.member_endpoints(TM_PORT))
         return "%s/TopicManager:tcp -h %s -p %d" % (INSTANCE, BACKBONE_IP, TM_PORT)
 
     def start_publisher(self):
@@ -1030,6 +1090,10 @@ class Run:
             # An IceStorm client of IceGrid: the TopicManager and the publisher object through the
             # locator, twoway, sending a tick again to another replica if its replica dies.
             where = ["--locator", "tcp -h %s -p %d" % (BACKBONE_IP, REGISTRY_PORT), "--twoway"]
+        elif self.a.backbone == "federated":
+            # Any member: the publisher object's proxy names every member's Publish endpoint, and a
+            # tick whose member died is sent again to another.
+            where = ["--topic-manager", self.member_endpoints(TM_PORT), "--twoway"]
         else:
             where = ["--topic-manager", "tcp -h %s -p %d" % (BACKBONE_IP, TM_PORT)]
         self.publisher = self.start("publisher", "publisher", self.ns("bb"),
@@ -1134,7 +1198,7 @@ class Run:
         """(name, role, pid) of every process whose CPU is counted: the children started here and,
         with --backbone replicated, the IceStorm replicas their IceGrid nodes started."""
         subjects = [(p.name, p.role, p.pid) for p in self.procs]
-        for k in range(1, len(self.nodes) + 1):
+        for k in range(1, len(self.nodes) + 1):  # (a federated backbone's members are among the procs)
             pid = self.replica_pid(k)
             if pid:
                 subjects.append(("icestorm-%d" % k, "backbone", pid))
@@ -1550,6 +1614,46 @@ class Run:
             return ev["replica_set_full"] is not None and ev["rejoined"] is not None
         return t_kill, pid, ev, progress
 
+    def strike_member(self, victim, roles, pub_k):
+        """kill -9 of federation member `victim`'s moraine-topics, started again after --hold-down s
+        (as a supervisor would: in memory, it knows no topic and no link then). Returns (kill time,
+        its pid, the events seen, progress): progress() is true once every router has linked its
+        topic from the new process again (its trace: one `link to` per router)."""
+        a = self.a
+        old, ns = self.members[victim], self.ns("bb%d" % victim)
+        log("backbone kill: kill -9 moraine-topics member %d (%s; pid %d): the publisher talks to member %s; "
+            "started again after %d s" % (victim, " and ".join(roles), old.pid, pub_k, a.hold_down))
+        t_kill = time.monotonic()
+        old.killed = True
+        os.kill(old.pid, signal.SIGKILL)
+        old.popen.wait(5)
+        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
+              "node_started": None, "nodes_back": None, "new_pid": None, "relinked": None}
+
+        def progress():
+            now = time.monotonic()
+            if ev["restarted"] is None and now - t_kill >= a.hold_down:
+                self.members[victim] = self.start("moraine-topics-%d-again" % victim, "backbone", ns,
+                                                  self.member_cmds[victim])
+                ev["restarted"], ev["new_pid"] = now, self.members[victim].pid
+            if ev["restarted"] is not None and ev["listening"] is None and \
+                    in_netns(ns, tcp_open, replica_ip(victim), TM_PORT, 0.2):
+                ev["listening"] = now
+            if ev["listening"] is not None and ev["relinked"] is None and \
+                    self.links_in_log(self.members[victim]) >= len(self.routers):
+                ev["relinked"] = now
+            return ev["relinked"] is not None
+        return t_kill, old.pid, ev, progress
+
+    def links_in_log(self, member):
+        """How many links a federation member's log says it made (topics trace: one per router; the
+        routers' later checks find LinkExists and trace nothing)."""
+        try:
+            with open(member.log_path, errors="replace") as f:
+                return len(LINK_TRACE.findall(f.read()))
+        except OSError:
+            return 0
+
     def replica_set_full_since(self, t):
         """When a coordinator last said since `t` that it replicates to every replica, or None."""
         for w in self.replica_logs.values():
@@ -1602,7 +1706,12 @@ class Run:
         """One log line: what came back after the kill, and when (or that it did not)."""
         a = self.a
         since = lambda t: fmt(t and t - t_kill, "%.2f")  # noqa: E731
-        if victim is None:
+        if a.backbone == "federated":
+            log("backbone kill: member %d started again after %s s, listening after %s s, linked from every router "
+                "again after %s s; %d s more" % (victim, since(ev["restarted"]), since(ev["listening"]),
+                                               since(ev["relinked"]) if ev["relinked"] else "NOT (within %d s)"
+                                               % a.backbone_tail, a.tail))
+        elif victim is None:
             log("backbone kill: registry started again after %s s, listening after %s s, all %d nodes registered "
                 "after %s s; %d s more" % (since(ev["restarted"]), since(ev["listening"]), REPLICAS,
                                            since(ev["nodes_back"]) if ev["nodes_back"] else "NOT (within %d s)" % a.backbone_tail,
@@ -1647,10 +1756,13 @@ class Run:
         pub_k, master = self.publisher_replica(), self.master()
         victim = None if a.kill_what == "registry" else self.victim_replica(pub_k, master)
         roles = ["registry"] if victim is None else \
-            [r for r, k in (("the publisher's", pub_k), ("master", master)) if k == victim] or ["slave"]
+            [r for r, k in (("the publisher's", pub_k), ("master", master)) if k == victim] or \
+            ["slave" if a.backbone == "replicated" else "not the publisher's"]
         base = [s.last()[1] for s in self.subscribers]
         if victim is None:
             t_kill, pid, ev, progress = self.strike_registry()
+        elif a.backbone == "federated":
+            t_kill, pid, ev, progress = self.strike_member(victim, roles, pub_k)
         else:
             t_kill, pid, ev, progress = self.strike_replica(victim, roles, pub_k, master)
         sample_until(t_kill + a.backbone_tail, progress)
@@ -1691,6 +1803,7 @@ class Run:
         bk = {"killed": a.kill_what, "replica": victim, "pid": pid, "kill_after_s": round(delay, 3), "new_pid": ev["new_pid"],
               "roles": roles, "hold_down_s": a.hold_down, "enabled_s": after_kill(ev["enabled"]),
               "node_started_s": after_kill(ev["node_started"]), "nodes_back_s": after_kill(ev["nodes_back"]),
+              "relinked_s": after_kill(ev.get("relinked")),
               "publisher_replica_before": pub_k, "master_before": master,
               "master_after": self.master(t_kill), "publisher_replica_after": self.publisher_replica(),
               "restarted_s": round(ev["restarted"] - t_kill, 2) if ev["restarted"] else None,
@@ -1809,7 +1922,8 @@ def report(res, a):
              else "no proxy (%s)" % front_text(a))
     print("=== cluster: %d routers (threads %d), %d sessions, %s, %s backbone linked to each router ==="
           % (a.routers, a.threads, a.sessions, front,
-             "icebox" if a.backbone == "icebox" else "IceStorm replicated %d times under IceGrid" % REPLICAS))
+             {"icebox": "icebox", "replicated": "IceStorm replicated %d times under IceGrid" % REPLICAS,
+              "federated": "%d moraine-topics federated" % REPLICAS}[a.backbone]))
     s = res.get("setup")
     if s:
         print("set-up: all sessions up in %.1f s from the subscribers' start (they say %s s, at their 1 s status ticks; "
@@ -1880,7 +1994,13 @@ def report(res, a):
         if bk.get("hold_down_s") and killed == "replica":
             print("backbone kill: the replica's server was disabled in IceGrid for %d s (enabled again after %s s)"
                   % (bk["hold_down_s"], fmt(bk.get("enabled_s"), "%.2f")))
-        if killed == "registry":
+        if a.backbone == "federated":
+            print("backbone kill: moraine-topics member %d (%s) killed; started again after %s s, listening after "
+                  "%s s, linked from every router again after %s s; publisher on member %s -> %s"
+                  % (bk["replica"], " and ".join(bk["roles"]), fmt(bk["restarted_s"], "%.2f"),
+                     fmt(bk["listening_s"], "%.2f"), fmt(bk.get("relinked_s"), "%.2f"),
+                     bk["publisher_replica_before"], bk["publisher_replica_after"]))
+        elif killed == "registry":
             print("backbone kill: the IceGrid registry killed; started again after %s s, listening after %s s, all %d "
                   "nodes registered again after %s s; master %s -> %s, publisher on replica %s -> %s"
                   % (fmt(bk["restarted_s"], "%.2f"), fmt(bk["listening_s"], "%.2f"), REPLICAS,
@@ -1960,7 +2080,11 @@ def checks(res, a):
                                                  and bk["clock_stop_ms"] <= 1000,
                                                  "longest wait for a tick %s ms, period %s ms" % (
                                                      bk and bk["max_gap_ms"], bk and bk["period_ms"]))
-        if a.kill_what == "registry":
+        if a.backbone == "federated":
+            c["backbone kill: member linked again"] = (
+                bool(bk) and bk.get("relinked_s") is not None,
+                "every router linked from the new member after %s s" % (bk and bk.get("relinked_s")))
+        elif a.kill_what == "registry":
             c["backbone kill: every node registered again"] = (
                 bool(bk) and bk["nodes_back_s"] is not None,
                 "%d nodes up after %s s" % (REPLICAS, bk and bk["nodes_back_s"]))
@@ -2011,10 +2135,12 @@ def main():
                          "development machine); allow_all: any user and password, to time set-up and failover "
                          "without that cost")
     ap.add_argument("--failover", action="store_true", help="kill -9 router 1 after the window and time the failover")
-    ap.add_argument("--backbone", choices=("icebox", "replicated"), default="icebox",
+    ap.add_argument("--backbone", choices=("icebox", "replicated", "federated"), default="icebox",
                     help="icebox: one transient IceStorm in mrn<pid>-bb (default); replicated: an IceGrid registry "
                          "there and IceStorm replicated 3 times under IceGrid, one IceGrid node and replica per "
-                         "namespace mrn<pid>-bb1..3, the publisher twoway through the locator")
+                         "namespace mrn<pid>-bb1..3, the publisher twoway through the locator; federated: 3 "
+                         "moraine-topics in mrn<pid>-bb1..3, each router linked from every one of them, the "
+                         "publisher twoway to any")
     ap.add_argument("--kill-backbone", action="store_true",
                     help="after the window (and --failover, if given), kill -9 one IceStorm replica and record the "
                          "timeline until it is back in the replica set (--backbone replicated)")
@@ -2067,7 +2193,7 @@ def main():
     if not os.path.exists(ICEBOX):
         print("cluster.py: %s is missing: apt-get install zeroc-icebox (scripts/setup)" % ICEBOX, file=sys.stderr)
         return 2
-    for prog in ("moraine-router", "clock-subscriber", "clock-publisher"):
+    for prog in ("moraine-router", "clock-subscriber", "clock-publisher", "moraine-topics"):
         if not os.access(os.path.join(a.bin, prog), os.X_OK):
             print("cluster.py: %s/%s is missing: build first (scripts/build)" % (a.bin, prog), file=sys.stderr)
             return 2
@@ -2077,8 +2203,12 @@ def main():
     if math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER) > 250:
         print("cluster.py: too many sessions", file=sys.stderr)
         return 2
-    if a.kill_backbone and a.backbone != "replicated":
-        print("cluster.py: --kill-backbone needs --backbone replicated", file=sys.stderr)
+    if a.kill_backbone and a.backbone == "icebox":
+        print("cluster.py: --kill-backbone needs --backbone replicated or federated", file=sys.stderr)
+        return 2
+    if a.kill_backbone and a.backbone == "federated" and a.kill_what != "replica":
+        print("cluster.py: --kill-what %s needs --backbone replicated (a federation has no IceGrid)" % a.kill_what,
+              file=sys.stderr)
         return 2
     if a.backbone == "replicated":
         for prog in (ICEGRIDREGISTRY, ICEGRIDNODE, ICEGRIDADMIN):
@@ -2119,7 +2249,7 @@ def main():
     # The whole run is bounded: start-up, set-up, settle, window, failover, stop, plus margin.
     bound = a.time_bound or (180 + a.setup_timeout + a.settle_max + a.duration
                              + (a.failover_timeout + a.tail if a.failover else 0)
-                             + (a.backbone_tail + a.tail + 90 if a.backbone == "replicated" else 0))
+                             + (a.backbone_tail + a.tail + 90 if a.backbone != "icebox" else 0))
     main_thread = threading.main_thread()
     timed_out = threading.Event()
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""plot_backbone.py: the timeline of perf/cluster.py --backbone replicated --kill-backbone runs, as a PNG.
+"""plot_backbone.py: the timeline of perf/cluster.py --backbone replicated|federated --kill-backbone runs, as a PNG.
 
   /usr/bin/python3 perf/plot_backbone.py OUT.png RUN.json [RUN.json ...]
 
@@ -7,8 +7,10 @@ One column per run. Top: events per second the routers delivered (moraine_events
 polled every 0.1 s), against seconds since one IceStorm replica was killed (-2 s: the steady
 state before it; with --kill-what, the node and replica, or the registry). Bottom: sessions the
 routers held (moraine_sessions). Red line: the kill. Orange dotted line: its IceGrid node has
-started it again (the registry: this script has). Green dashed line: the replicas replicate 3/3
-again (the registry: every node has registered with it again). Runs with --hold-down say so in their title. Needs python3-matplotlib.
+started it again (the registry, a federation's member: this script has). Green dashed line: the
+replicas replicate 3/3 again (the registry: every node has registered with it again; a member:
+every router has linked its topic from it again). Runs with --hold-down say so in their title.
+Needs python3-matplotlib.
 """
 import os
 import sys
@@ -19,21 +21,26 @@ import plot_timeline  # noqa: E402  (perf/plot_timeline.py: the figure, one colu
 
 def marks(ax, bk):
     ax.axvline(0, color="red", linewidth=0.9, label="kill -9")
-    registry = bk.get("killed") == "registry"
+    registry = bk.get("killed") == "registry" or bk.get("relinked_s") is not None  # no node: started by the script
     if bk.get("restarted_s") is not None:
         ax.axvline(bk["restarted_s"], color="orange", linestyle=":", linewidth=1.2,
                    label="started again" if registry else "restarted by its node")
     if bk.get("replica_set_full_s") is not None:
         ax.axvline(bk["replica_set_full_s"], color="green", linestyle="--", linewidth=0.9, label="3/3 replicas again")
+    if bk.get("relinked_s") is not None:
+        ax.axvline(bk["relinked_s"], color="green", linestyle="--", linewidth=0.9, label="linked from every router again")
     if bk.get("nodes_back_s") is not None:
         ax.axvline(bk["nodes_back_s"], color="green", linestyle="--", linewidth=0.9, label="every node registered again")
 
 
-def victim(bk):
-    """What was killed, for the title: the registry, node k with its replica, or replica k."""
+def victim(bk, cfg):
+    """What was killed, for the title: the registry, node k with its replica, replica k, or a
+    federation's member k."""
     killed = bk.get("killed", "replica")
     if killed == "registry":
         return "the IceGrid registry"
+    if cfg.get("backbone") == "federated":
+        return "member %d (%s)" % (bk["replica"], " and ".join(bk["roles"]))
     return "%sreplica %d (%s)" % ("node and " if killed == "node" else "", bk["replica"], " and ".join(bk["roles"]))
 
 
@@ -50,7 +57,7 @@ def plot_run(top, bottom, res):
     cfg = res["config"]
     held = ", restart held %d s" % bk["hold_down_s"] if bk.get("hold_down_s") else ""
     top.set_title("%d routers, %d sessions, %.0f tick/s, front %s:\n%s%s killed; clock stopped %s ms, lost %d"
-                  % (cfg["routers"], cfg["sessions"], cfg.get("rate", 1), cfg.get("front", "haproxy"), victim(bk), held,
+                  % (cfg["routers"], cfg["sessions"], cfg.get("rate", 1), cfg.get("front", "haproxy"), victim(bk, cfg), held,
                      "%.0f" % bk["clock_stop_ms"] if bk.get("clock_stop_ms") is not None else "?", bk["lost"]),
                   fontsize=9)
     top.legend(fontsize=7, loc="lower right")
