@@ -339,6 +339,78 @@ TEST(layered_stream, a_refused_upgrade_over_tls_is_answered_sealed) {
     EXPECT_EQ(p.client_reads(sink.sent).rfind("HTTP/1.1 4", 0), 0u);
 }
 
+/// What a server codec sends a client codec that asked `upgrade`'s request: its 101 (sealed over
+/// TLS), then `m` encoded right behind it, as a router sends its validate connection with the 101.
+byte_buffer server_answer(layered_stream& server, const ws_client_upgrade& upgrade, const three_messages& m,
+                          tls_engine* client_engine = nullptr) {
+    byte_buffer request;
+    if (client_engine) EXPECT_TRUE(client_engine->write(protocol::as_bytes(upgrade.request()), request));
+    else request = bytes_of(upgrade.request());
+    recording_sink sink;
+    EXPECT_EQ(server.feed(request, sink), layered_end::need_more);
+    EXPECT_EQ(sink.upgrades, 1);
+    EXPECT_EQ(m.encode_with(server, sink.sent).bytes, m.bytes());
+    return sink.sent;
+}
+
+TEST(layered_stream, a_client_reads_the_101_and_the_frames_behind_it_split_anywhere) {
+    const three_messages m;
+    ws_client_upgrade upgrade("127.0.0.1", 4064, "/");
+    layered_stream server(nullptr, true, ws_role::server, 0);
+    server.expect_upgrade();
+    const byte_buffer wire = server_answer(server, upgrade, m);
+    for (std::size_t split = 0; split <= wire.size(); ++split) {
+        layered_stream client(nullptr, true, ws_role::client, 0);
+        client.expect_upgrade_answer(upgrade);
+        EXPECT_TRUE(client.upgrading());
+        recording_sink sink;
+        const auto [e1, e2] = feed_split(client, wire, split, sink);
+        ASSERT_EQ(e1, layered_end::need_more) << split;
+        ASSERT_EQ(e2, layered_end::need_more) << split;
+        ASSERT_EQ(sink.upgrades, 1) << split;
+        EXPECT_FALSE(client.upgrading());
+        ASSERT_EQ(sink.stream_bytes, m.stream()) << split;
+        EXPECT_TRUE(sink.sent.empty()) << "a client answers nothing to a 101";
+        EXPECT_FALSE(client.upgrade_error());
+    }
+}
+
+TEST(layered_stream, a_wss_client_reads_the_101_inside_tls) {
+    const three_messages m;
+    tls_pair p;
+    ws_client_upgrade upgrade("127.0.0.1", 4064, "/ws");
+    layered_stream server(&p.server, true, ws_role::server, 0);
+    server.expect_upgrade();
+    byte_buffer wire = std::exchange(p.to_client, {});  // the session tickets first
+    append(wire, server_answer(server, upgrade, m, &p.client));
+    layered_stream client(&p.client, true, ws_role::client, 0);
+    client.expect_upgrade_answer(upgrade);
+    recording_sink sink;
+    EXPECT_EQ(client.feed(wire, sink), layered_end::need_more) << client.why();
+    EXPECT_EQ(sink.upgrades, 1);
+    EXPECT_EQ(sink.stream_bytes, m.stream());
+    // Its own frames then go masked and sealed, and the server reads them.
+    byte_buffer out;
+    ASSERT_TRUE(m.encode_with(client, out).ok);
+    recording_sink server_sink;
+    EXPECT_EQ(server.feed(out, server_sink), layered_end::need_more);
+    EXPECT_EQ(server_sink.stream_bytes, m.stream());
+}
+
+TEST(layered_stream, a_refused_answer_ends_a_clients_feed_with_the_reason) {
+    layered_stream client(nullptr, true, ws_role::client, 0);
+    client.expect_upgrade_answer(ws_client_upgrade("127.0.0.1", 4064, "/"));
+    recording_sink sink;
+    byte_buffer answer = bytes_of("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    append(answer, hex(test::validate_frame_hex));  // never read as a frame
+    EXPECT_EQ(client.feed(answer, sink), layered_end::refused);
+    EXPECT_EQ(client.why(), "WebSocket upgrade refused: the router answered HTTP 404 Not Found");
+    EXPECT_EQ(client.upgrade_error(), make_error_code(ws_errc::upgrade_refused));
+    EXPECT_EQ(sink.upgrades, 0);
+    EXPECT_TRUE(sink.stream_bytes.empty());
+    EXPECT_TRUE(sink.sent.empty());
+}
+
 TEST(layered_stream, a_ping_is_answered_with_its_pong_and_reading_goes_on) {
     recording_sink sink;
     auto server = upgraded_ws_server(sink);
