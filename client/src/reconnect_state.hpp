@@ -1,6 +1,6 @@
 #pragma once
 // What a session with session_options::reconnect keeps to reconnect (private to the library).
-#include <moraine/client/session_client.hpp>
+#include "session_client_impl.hpp"
 
 #include <functional>
 #include <optional>
@@ -10,7 +10,7 @@ namespace moraine::client {
 
 /** Allocated only for a session with session_options::reconnect, so that the others pay one
     pointer for it. Touched on the session's executor only. */
-struct session_client::reconnect_state {
+struct session_client::impl::reconnect_state {
     explicit reconnect_state(const executor_type& ex) : backoff_timer(ex) {}
 
     router_endpoints routers;             ///< async_open's, for every attempt (each shuffles them)

@@ -1,18 +1,13 @@
 // session_client: the operations (open, routed calls, servants, destroy).
-#include <moraine/client/session_client.hpp>
+#include "session_client_impl.hpp"
 
 #include "endpoint_order.hpp"
 #include "reconnect_state.hpp"
-#include "tls_stream.hpp"
-#include "ws_client_stream.hpp"
 
 #include <moraine/client/params.hpp>
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <algorithm>
 #include <optional>
@@ -71,7 +66,7 @@ std::vector<protocol::proxy> evicted_of(const call_result& r) {
 }
 }  // namespace
 
-error_info session_client::not_open() const {
+error_info session_client::impl::not_open() const {
     // A session the router dropped reports why; one never opened, or closed by us: not_connected.
     if (reconnect_ && reconnect_->active)
         return make_error(errc::reconnecting, "the connection to the router was lost; reconnect attempt " +
@@ -82,7 +77,7 @@ error_info session_client::not_open() const {
 
 // -- open -------------------------------------------------------------------------------------
 
-asio::awaitable<error_info> session_client::open_coro(router_endpoints routers, std::optional<credentials> login) {
+asio::awaitable<error_info> session_client::impl::open(router_endpoints routers, std::optional<credentials> login) {
     if (phase_ != phase::idle) co_return make_error(errc::not_connected, "async_open called twice");
     if (auto refused = refusal(routers, opts_.tls != nullptr)) {
         close(refused);
@@ -95,7 +90,7 @@ asio::awaitable<error_info> session_client::open_coro(router_endpoints routers, 
     co_return co_await establish(routers, login);
 }
 
-asio::awaitable<error_info> session_client::establish(const router_endpoints& routers,
+asio::awaitable<error_info> session_client::impl::establish(const router_endpoints& routers,
                                                       const std::optional<credentials>& login) {
     if (auto err = co_await reach_any(routers)) co_return err;
     const std::uint32_t gen = conn_gen_;
@@ -122,9 +117,7 @@ asio::awaitable<error_info> session_client::establish(const router_endpoints& ro
         // A router that vanished without a FIN or RST (host down, partition) never acknowledges
         // our heartbeats: the kernel then fails the connection after the ACM timeout (twice the
         // heartbeat period), instead of after minutes of retransmissions, and we reconnect.
-        using user_timeout = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_USER_TIMEOUT>;
-        boost::system::error_code ignored;  // best effort: without it a dead router is found later
-        socket_.set_option(user_timeout(static_cast<int>(2 * heartbeat_every_.count())), ignored);
+        conn_->set_user_timeout(2 * heartbeat_every_);
     }
     phase_ = phase::open;
     last_write_ = clock::now();
@@ -132,7 +125,7 @@ asio::awaitable<error_info> session_client::establish(const router_endpoints& ro
     co_return error_info{};
 }
 
-asio::awaitable<error_info> session_client::reach_any(const router_endpoints& routers) {
+asio::awaitable<error_info> session_client::impl::reach_any(const router_endpoints& routers) {
     error_info last;
     const auto order = shuffled_order(routers.size());  // per attempt: sessions spread, retries move on
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -147,82 +140,38 @@ asio::awaitable<error_info> session_client::reach_any(const router_endpoints& ro
     co_return last;
 }
 
-asio::awaitable<error_info> session_client::reach(const router_address& a) {
+asio::awaitable<error_info> session_client::impl::reach(const router_address& a) {
     const std::uint32_t gen = conn_gen_;
     phase_ = phase::connecting;
     phase_deadline_ = clock::now() + opts_.connect_timeout;
     arm_timer();
-    if (auto err = co_await connect(a)) co_return err;
+    // The connection keeps this session alive until it ends (aliasing: the owner's reference
+    // count, our interface). open_coro refused a TLS address without session_options::tls.
+    conn_ = router_connection::create(ex_, {opts_.max_message_bytes, opts_.write_queue_limit},
+                                      std::shared_ptr<connection_events>(keep(), this));
+    const auto conn = conn_;  // through the set-up, even if it is dropped meanwhile (timeout)
+    if (auto err = settled(co_await conn->open(a, opts_.tls.get()), gen)) co_return err;
     co_return co_await wait_validated(gen);
 }
 
-asio::awaitable<error_info> session_client::connect(const router_address& a) {
-    const std::uint32_t gen = conn_gen_;
-    boost::system::error_code ec;
-    const auto address = asio::ip::make_address(a.host, ec);
-    if (!ec) {
-        auto [cec] = co_await socket_.async_connect(tcp::endpoint(address, a.port), nothrow_awaitable);
-        ec = cec;
-    } else {
-        tcp::resolver resolver(ex_);
-        auto [rec, results] = co_await resolver.async_resolve(a.host, std::to_string(a.port), nothrow_awaitable);
-        ec = rec;
-        if (!ec) std::tie(ec, std::ignore) = co_await asio::async_connect(socket_, results, nothrow_awaitable);
-    }
-    if (gone(gen)) co_return closed_by_ ? closed_by_ : make_error(errc::timeout, "connect took too long");
-    if (ec) {
-        close(error_info{ec, ec.message()});
-        co_return error_info{ec, ec.message()};
-    }
-    socket_.set_option(tcp::no_delay(true), ec);
-    // The layers bottom up: TLS (ssl, wss), then the WebSocket upgrade over it or over the
-    // socket (ws, wss). open_coro refused a TLS address without session_options::tls.
-    std::shared_ptr<tls_stream> tls;
-    if (a.tls) {
-        tls = std::make_shared<tls_stream>(socket_, *opts_.tls, a);
-        if (auto err = co_await tls_handshake(a, *tls, gen)) co_return err;
-    }
-    if (a.websocket) {
-        auto ws = std::make_shared<ws_client_stream>(socket_, std::move(tls));
-        if (auto err = co_await ws_upgrade(a, *ws, gen)) co_return err;
-        tls = ws->tls;
-        start_loops(std::move(tls), std::move(ws));
-        co_return error_info{};
-    }
-    start_loops(std::move(tls), nullptr);
-    co_return error_info{};
-}
-
-asio::awaitable<error_info> session_client::tls_handshake(const router_address& a, tls_stream& tls,
-                                                          std::uint32_t gen) {
-    // Still within connect_timeout: on expiry the timer closes the socket, which ends the handshake.
-    co_return settled(co_await tls.handshake(a), gen);
-}
-
-asio::awaitable<error_info> session_client::ws_upgrade(const router_address& a, ws_client_stream& ws,
-                                                       std::uint32_t gen) {
-    // Still within connect_timeout, as the TLS handshake before it (wss): they share the bound.
-    co_return settled(co_await ws.handshake(a), gen);
-}
-
-error_info session_client::settled(error_info err, std::uint32_t gen) {
+error_info session_client::impl::settled(error_info err, std::uint32_t gen) {
     if (gone(gen)) return closed_by_ ? closed_by_ : not_open();  // timeout, or close()
     if (err) close(err);
     return err;
 }
 
-asio::awaitable<error_info> session_client::wait_validated(std::uint32_t gen) {
-    while (!validated_ && !gone(gen)) co_await wait_event();
-    if (validated_ && !gone(gen)) co_return error_info{};
+asio::awaitable<error_info> session_client::impl::wait_validated(std::uint32_t gen) {
+    while (!gone(gen) && !conn_->validated()) co_await wait_event();
+    if (!gone(gen)) co_return error_info{};
     if (closed_by_) co_return closed_by_;  // e.g. timeout, or the router refused our TLS certificate
     co_return make_error(errc::connection_lost, "closed before the router validated the connection");
 }
 
-asio::awaitable<error_info> session_client::fetch_session_info(std::uint32_t gen) {
+asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32_t gen) {
     // Both in one round trip: neither depends on the other. getACMTimeout runs alongside.
     auto acm = std::make_shared<std::optional<call_result>>();
     asio::co_spawn(ex_, router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
-                   [this, acm, self = shared_from_this()](std::exception_ptr, call_result r) {
+                   [this, acm, self = keep()](std::exception_ptr, call_result r) {
                        *acm = std::move(r);
                        event_.cancel();
                    });
@@ -247,7 +196,7 @@ asio::awaitable<error_info> session_client::fetch_session_info(std::uint32_t gen
 
 // -- calls ------------------------------------------------------------------------------------
 
-asio::awaitable<call_result> session_client::twoway(protocol::identity_view id, std::string_view facet,
+asio::awaitable<call_result> session_client::impl::twoway(protocol::identity_view id, std::string_view facet,
                                                     std::string_view operation, operation_mode mode,
                                                     protocol::byte_view params, const call* options) {
     if (phase_ == phase::closed || phase_ == phase::reconnecting) co_return call_result::failure(not_open());
@@ -262,12 +211,12 @@ asio::awaitable<call_result> session_client::twoway(protocol::identity_view id, 
         asio::use_awaitable);
 }
 
-asio::awaitable<call_result> session_client::router_call(std::string operation, operation_mode mode,
+asio::awaitable<call_result> session_client::impl::router_call(std::string operation, operation_mode mode,
                                                          protocol::byte_buffer params) {
     co_return co_await twoway(router_id_.view(), {}, operation, mode, params);
 }
 
-asio::awaitable<error_info> session_client::ensure_route(const protocol::proxy& target) {
+asio::awaitable<error_info> session_client::impl::ensure_route(const protocol::proxy& target) {
     for (;;) {
         if (phase_ != phase::open) co_return not_open();
         switch (routes_.find(target.id.view())) {
@@ -288,7 +237,7 @@ asio::awaitable<error_info> session_client::ensure_route(const protocol::proxy& 
     }
 }
 
-asio::awaitable<call_result> session_client::invoke_coro(call c) {
+asio::awaitable<call_result> session_client::impl::invoke(call c) {
     const auto id = c.target.id.view();
     for (int attempt = 0;; ++attempt) {
         if (auto err = co_await ensure_route(c.target)) co_return call_result::failure(std::move(err));
@@ -299,13 +248,13 @@ asio::awaitable<call_result> session_client::invoke_coro(call c) {
     }
 }
 
-asio::awaitable<error_info> session_client::oneway_coro(call c) {
+asio::awaitable<error_info> session_client::impl::oneway(call c) {
     if (auto err = co_await ensure_route(c.target)) co_return err;
     co_return enqueue(request_message(0, c.target.id.view(), c.target.facet, c.operation, c.mode, c.params,
                                       request_options{&c.context, c.compress}));
 }
 
-asio::awaitable<error_info> session_client::destroy_coro() {
+asio::awaitable<error_info> session_client::impl::destroy() {
     if (reconnect_ && reconnect_->active) {  // no session on any router: just stop
         reconnect_->stopped = true;
         close(error_info{});
@@ -321,23 +270,20 @@ asio::awaitable<error_info> session_client::destroy_coro() {
     timer_.cancel();
     const auto& bye = protocol::close_connection_message;
     if (enqueue(protocol::byte_buffer(bye.begin(), bye.end()))) close(error_info{});
-    close_after_flush_ = true;
-    wakeup_.cancel();
+    else conn_->close_after_flush();
     while (phase_ != phase::closed) co_await wait_event();
     co_return r.error;
 }
 
 // -- servants ---------------------------------------------------------------------------------
 
-protocol::proxy session_client::add_servant(std::string name, servant s) {
+protocol::proxy session_client::impl::add_servant(std::string name, servant s) {
     auto p = server_proxy(name);
     servants_.add(std::move(name), std::move(s));
     return p;
 }
 
-bool session_client::remove_servant(std::string_view name) { return servants_.remove(name); }
-
-protocol::proxy session_client::server_proxy(std::string_view name) const {
+protocol::proxy session_client::impl::server_proxy(std::string_view name) const {
     if (server_proxy_.is_nil()) return {};
     protocol::proxy p = server_proxy_;
     p.id = protocol::identity{std::string(name), category_};

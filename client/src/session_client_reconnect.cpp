@@ -1,5 +1,5 @@
 // session_client: reconnection after a lost connection (session_options::reconnect).
-#include <moraine/client/session_client.hpp>
+#include "session_client_impl.hpp"
 
 #include "endpoint_order.hpp"
 #include "reconnect_state.hpp"
@@ -8,22 +8,22 @@
 
 namespace moraine::client {
 
-bool session_client::is_reconnecting() const noexcept { return reconnect_ && reconnect_->active; }
+bool session_client::impl::is_reconnecting() const noexcept { return reconnect_ && reconnect_->active; }
 
-void session_client::on_session_event(std::function<void(const session_event&)> fn) {
+void session_client::impl::on_session_event(std::function<void(const session_event&)> fn) {
     if (reconnect_) reconnect_->on_event = std::move(fn);
 }
 
-void session_client::emit(session_event ev) {
+void session_client::impl::emit(session_event ev) {
     if (!reconnect_->on_event) return;
     // Posted like on_close: the caller may call into the session from it, and we may be deep in
     // a read. The executor runs posted work in order, so the events arrive in order.
-    asio::post(ex_, [self = shared_from_this(), ev = std::move(ev)] {
-        if (self->reconnect_->on_event) self->reconnect_->on_event(ev);
+    asio::post(ex_, [this, self = keep(), ev = std::move(ev)] {
+        if (reconnect_->on_event) reconnect_->on_event(ev);
     });
 }
 
-void session_client::lose_connection(const error_info& why, bool was_open) {
+void session_client::impl::lose_connection(const error_info& why, bool was_open) {
     auto& rs = *reconnect_;
     phase_ = phase::reconnecting;
     routes_ = routing_cache{};  // a new session starts with an empty routing table on the router
@@ -34,17 +34,17 @@ void session_client::lose_connection(const error_info& why, bool was_open) {
     rs.attempt = 0;
     rs.lost_category = std::move(category);
     emit({session_event_kind::lost, 0, {}, {}, rs.lost_category, why});
-    asio::co_spawn(ex_, [self = shared_from_this()] { return self->reconnect_loop(); },
-                   [self = shared_from_this()](std::exception_ptr e) {
+    asio::co_spawn(ex_, [this, self = keep()] { return reconnect_loop(); },
+                   [this, self = keep()](std::exception_ptr e) {
                        if (!e) return;
                        // A bug: report it as the end of the session rather than reconnect forever.
-                       self->reconnect_->stopped = true;
-                       self->reconnect_->active = false;
-                       self->close(make_error(errc::protocol_error, "internal error in the client library"));
+                       reconnect_->stopped = true;
+                       reconnect_->active = false;
+                       close(make_error(errc::protocol_error, "internal error in the client library"));
                    });
 }
 
-asio::awaitable<void> session_client::reconnect_loop() {
+asio::awaitable<void> session_client::impl::reconnect_loop() {
     auto& rs = *reconnect_;
     const reconnect_options& policy = *opts_.reconnect;
     error_info last;  // the previous attempt's error

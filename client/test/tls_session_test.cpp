@@ -4,6 +4,7 @@
 #include <moraine/client/params.hpp>
 #include <moraine/client/session_client.hpp>
 #include <moraine/client/tls_context.hpp>
+#include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/output_stream.hpp>
 #include <moraine/protocol/reply.hpp>

@@ -6,32 +6,21 @@
 #include <moraine/client/error.hpp>
 #include <moraine/client/router_address.hpp>
 #include <moraine/client/router_endpoints.hpp>
-#include <moraine/client/routing_cache.hpp>
 #include <moraine/client/servant.hpp>
-#include <moraine/client/servant_map.hpp>
 #include <moraine/client/session_event.hpp>
 #include <moraine/client/session_options.hpp>
-#include <moraine/protocol/frame_assembler.hpp>
-#include <moraine/protocol/frame_parser.hpp>
 #include <moraine/protocol/proxy.hpp>
 
-#include <boost/asio/any_completion_handler.hpp>
 #include <chrono>
-#include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <utility>
-#include <vector>
 
 namespace moraine::client {
-
-class stream_layer;  // src/stream_layer.hpp: what the write loop needs from TLS and WebSocket
-struct tls_stream;  // src/tls_stream.hpp: the TLS layer of a session over an `ssl` or `wss` address
-struct ws_client_stream;  // src/ws_client_stream.hpp: the WebSocket layer over a `ws` or `wss` address
 
 /** A Glacier2 session: one TCP, TLS, WebSocket or WebSocket-over-TLS connection to a router's
     client endpoint, carrying router calls,
@@ -203,13 +192,13 @@ public:
     /// The session category (Glacier2::Router::getCategoryForClient); empty before async_open
     /// completes, while reconnecting, or when the router has no server endpoints. A new value
     /// after each reconnection (session_event::category).
-    const std::string& category() const noexcept { return category_; }
+    const std::string& category() const noexcept;
 
     /// Heartbeat period in use (0 = none): half of getACMTimeout, or fallback_heartbeat.
-    std::chrono::milliseconds heartbeat_period() const noexcept { return heartbeat_every_; }
+    std::chrono::milliseconds heartbeat_period() const noexcept;
 
     /// True between a successful async_open and close, except while reconnecting.
-    bool is_open() const noexcept { return phase_ == phase::open; }
+    bool is_open() const noexcept;
 
     /// True from the loss of the connection until restored or gave_up (session_options::reconnect).
     bool is_reconnecting() const noexcept;
@@ -219,7 +208,7 @@ public:
     /// With session_options::reconnect a lost connection does not end the session: this comes
     /// only after close(), async_destroy, or gave_up (errc::connection_lost "gave up
     /// reconnecting after N attempts: <last error>").
-    void on_close(std::function<void(const error_info&)> fn) { on_close_ = std::move(fn); }
+    void on_close(std::function<void(const error_info&)> fn);
 
     /** Called (posted to the executor, in order) for each state change of a reconnecting
         session: lost, reconnecting (once per attempt), restored or gave_up (session_event.hpp).
@@ -229,24 +218,18 @@ public:
 
     /// Forceful close: the socket closes now, pending calls complete with errc::connection_lost;
     /// a reconnection under way stops (no more events). Idempotent; the only place the socket closes.
-    void close() { close(error_info{}); }
+    void close();
 
     /// The executor everything runs on.
     executor_type get_executor() const noexcept { return ex_; }
 
 private:
-    /// reconnecting: the connection is lost and no attempt is connecting now (back-off wait);
-    /// an attempt goes through connecting and creating again.
-    enum class phase : std::uint8_t { idle, connecting, creating, open, closing, closed, reconnecting };
+    /// The session's state and logic (src/session_client_impl.hpp): the connection, calls,
+    /// servants, timers, reconnection. Nothing of it is API.
+    class impl;
     /// createSession's user id and password; none = createSessionFromSecureConnection.
     struct credentials {
         std::string user, password;
-    };
-    /// What a session with session_options::reconnect keeps (src/reconnect_state.hpp).
-    struct reconnect_state;
-    struct pending_call {
-        asio::any_completion_handler<void(call_result)> handler;
-        std::chrono::steady_clock::time_point deadline;
     };
 
     session_client(executor_type ex, session_options opts);
@@ -265,136 +248,17 @@ private:
                        });
     }
     /// An exception escaped a session coroutine: a bug, reported as a value (docs/style.md §8).
-    static void set_bug(error_info& v) { v = make_error(errc::protocol_error, "internal error in the client library"); }
-    static void set_bug(call_result& v) { v = call_result::failure(make_error(errc::protocol_error, "internal error in the client library")); }
+    static void set_bug(error_info& v);
+    static void set_bug(call_result& v);
 
-    // Operations (session_client_ops.cpp).
+    // The operations the templates above start, each the impl's coroutine.
     asio::awaitable<error_info> open_coro(router_endpoints routers, std::optional<credentials> login);
-    /// A connection to one of `routers` (reach_any), then createSession*, session info: one
-    /// attempt's way to phase::open. On failure its connection is closed. The caller keeps
-    /// `routers` and `login` alive.
-    asio::awaitable<error_info> establish(const router_endpoints& routers, const std::optional<credentials>& login);
-    /// Tries `routers` in a fresh random order until one is reached; the last one's error if none is.
-    asio::awaitable<error_info> reach_any(const router_endpoints& routers);
-    /// Connect (and TLS or WebSocket handshake) and validation, within connect_timeout.
-    asio::awaitable<error_info> reach(const router_address& a);
-    asio::awaitable<error_info> connect(const router_address& a);
-    asio::awaitable<error_info> tls_handshake(const router_address& a, tls_stream& tls, std::uint32_t gen);
-    asio::awaitable<error_info> ws_upgrade(const router_address& a, ws_client_stream& ws, std::uint32_t gen);
-    /// After a set-up step of connection `gen` ended with `err`: closes the connection on a
-    /// failure. @return `err`, or why the connection went meanwhile (timeout, close()).
-    error_info settled(error_info err, std::uint32_t gen);
-    asio::awaitable<error_info> wait_validated(std::uint32_t gen);
-    asio::awaitable<error_info> fetch_session_info(std::uint32_t gen);
     asio::awaitable<call_result> invoke_coro(call c);
     asio::awaitable<error_info> oneway_coro(call c);
     asio::awaitable<error_info> destroy_coro();
-    asio::awaitable<error_info> ensure_route(const protocol::proxy& target);
-    asio::awaitable<call_result> router_call(std::string operation, protocol::operation_mode mode,
-                                             protocol::byte_buffer params);
-    /// `options`: the call's context and compression (null for the router's own operations).
-    asio::awaitable<call_result> twoway(protocol::identity_view id, std::string_view facet, std::string_view operation,
-                                        protocol::operation_mode mode, protocol::byte_view params,
-                                        const call* options = nullptr);
 
-    // Reconnection (session_client_reconnect.cpp).
-    /// The connection of a session that reconnects is gone (close() decided so): phase
-    /// reconnecting, fresh routing cache; the first loss of an open session starts the loop.
-    void lose_connection(const error_info& why, bool was_open);
-    asio::awaitable<void> reconnect_loop();
-    void emit(session_event ev);
-
-    // Connection (session_client_io.cpp). `gen` is the connection generation a loop or an
-    // operation belongs to: each closed connection increments conn_gen_, so what served an
-    // earlier connection stops instead of touching the next one.
-    bool gone(std::uint32_t gen) const noexcept { return phase_ == phase::closed || gen != conn_gen_; }
-    /// Starts the connection's read and write loops over the layers its address asked for:
-    /// none (tcp), `tls` (ssl), `ws` (ws), `ws` over `tls` (wss: ws->tls == tls).
-    void start_loops(std::shared_ptr<tls_stream> tls, std::shared_ptr<ws_client_stream> ws);
-    /// Waits for readability and reads into the thread's scratch, `on_data(span) -> bool` after
-    /// each read (false stops), until the connection `gen` is gone; a read error closes it.
-    template <class OnData>
-    asio::awaitable<void> read_each(std::uint32_t gen, OnData on_data);
-    /// The one read loop: bytes that came with the handshakes first, then each read through the
-    /// layers (on_read) to on_bytes.
-    asio::awaitable<void> read_loop(std::shared_ptr<tls_stream> tls, std::shared_ptr<ws_client_stream> ws,
-                                    std::uint32_t gen);
-    /// One read's bytes through TLS, then WebSocket, whichever the connection has. @return false to stop.
-    bool on_read(tls_stream* tls, ws_client_stream* ws, std::uint32_t gen, std::span<std::byte> data);
-    /// The one write loop: batches of out_ as they are (tcp, `layer` null) or encoded by
-    /// `layer` (the WebSocket layer for ws and wss, TLS for ssl), one write each.
-    asio::awaitable<void> write_loop(std::shared_ptr<stream_layer> layer, std::uint32_t gen);
-    /// Decodes the router's frames in `data` (read just now): messages to on_bytes, pings
-    /// answered, a close answered and ended. @return false once the connection is closing.
-    bool on_ws_bytes(ws_client_stream& ws, std::span<std::byte> data);
-    /// Decrypts what a read brought and dispatches it (to on_bytes, or over wss to on_ws_bytes
-    /// of `ws`); closes on the router's close_notify or a TLS error (errc::tls_handshake_failed
-    /// before the connection was validated). @return false to stop.
-    bool on_tls_bytes(tls_stream& tls, std::uint32_t gen, std::span<std::byte> data, ws_client_stream* ws);
-    /// Waits until something is queued (in out_, or the control bytes of `layer`, if any):
-    /// true; false once connection `gen` is gone (closing first when a close was asked for and
-    /// everything queued has been written).
-    asio::awaitable<bool> await_output(std::uint32_t gen, const stream_layer* layer);
-    /// The first `n` messages of out_ as buffers of one writev.
-    void gather(std::vector<asio::const_buffer>& batch, std::size_t n) const;
-    bool on_written(std::uint32_t gen, const boost::system::error_code& ec, std::size_t n);
-    error_info read_error(const boost::system::error_code& ec) const;
-    void arm_timer();
-    bool on_bytes(protocol::byte_view data);
-    void on_frame(const protocol::frame_view& frame);
-    void on_message(const protocol::frame_view& frame);
-    void on_reply(protocol::byte_view body);
-    void on_request(protocol::byte_view body);
-    void on_batch(protocol::byte_view body);
-    void dispatch_incoming(const incoming_request& r, std::int32_t request_id);
-    error_info enqueue(protocol::byte_buffer msg);
-    std::int32_t next_request_id() noexcept;
-    void add_pending(std::int32_t id, asio::any_completion_handler<void(call_result)> h);
-    void complete(asio::any_completion_handler<void(call_result)> h, call_result r);
-    void expire_calls(std::chrono::steady_clock::time_point now);
-    std::chrono::steady_clock::time_point next_wakeup() const;
-    void on_tick(std::chrono::steady_clock::time_point now);
-    /// Closes the connection (`why` empty: asked for by the caller). While reach_any has another
-    /// endpoint to try, a failure only drops the connection. With reconnect set, a loss
-    /// of an open or reconnecting session goes to lose_connection; anything else ends the session.
-    void close(error_info why);
-    /// The connection half of close(): socket, timers, queues; pending calls fail with `why`.
-    void drop_connection(const error_info& why);
-    error_info not_open() const;
-    asio::awaitable<void> wait_event();
-    protocol::limits limits() const noexcept { return {opts_.max_message_bytes}; }
-
-    // A tcp session pays nothing for TLS: the TLS stream lives in the loops' frames, and opts_.tls
-    // fits in what packing phase_, the flags and last_request_id_ into one word saved.
     executor_type ex_;
-    session_options opts_;
-    tcp::socket socket_;
-    protocol::identity router_id_;
-    phase phase_ = phase::idle;
-    bool validated_ = false;
-    bool close_after_flush_ = false;
-    bool failing_over_ = false;  // reach_any: another endpoint follows, so a failure only drops the connection
-    std::int32_t last_request_id_ = 0;
-    std::uint32_t conn_gen_ = 0;  // incremented by each close of a connection
-
-    std::vector<protocol::byte_buffer> out_;  // whole messages, oldest first
-    std::size_t out_bytes_ = 0;
-    protocol::frame_assembler in_;           // holds a message only while it straddles reads
-    asio::steady_timer wakeup_;              // write loop sleeps on it; enqueue() cancels it
-    asio::steady_timer timer_;               // deadlines: phase, calls, heartbeat
-    asio::steady_timer event_;               // condition variable: validated, route changes, close
-
-    std::unordered_map<std::int32_t, pending_call> pending_;
-    routing_cache routes_;
-    servant_map servants_;
-    std::string category_;
-    protocol::proxy server_proxy_;
-    std::chrono::milliseconds heartbeat_every_{0};
-    std::chrono::steady_clock::time_point last_write_;
-    std::chrono::steady_clock::time_point phase_deadline_ = std::chrono::steady_clock::time_point::max();
-    std::function<void(const error_info&)> on_close_;
-    error_info closed_by_;  // why the connection closed, if not by us
-    std::unique_ptr<reconnect_state> reconnect_;  // null without session_options::reconnect
+    std::unique_ptr<impl> impl_;
 };
 
 }  // namespace moraine::client
