@@ -32,10 +32,10 @@ struct router_connection::stream_sink {
 
 std::shared_ptr<router_connection> router_connection::create(const asio::any_io_executor& ex, limits lim,
                                                              std::shared_ptr<connection_events> events) {
-    return std::shared_ptr<router_connection>(new router_connection(ex, lim, std::move(events)));
+    return std::make_shared<router_connection>(make_tag{}, ex, lim, std::move(events));
 }
 
-router_connection::router_connection(const asio::any_io_executor& ex, limits lim,
+router_connection::router_connection(make_tag, const asio::any_io_executor& ex, limits lim,
                                      std::shared_ptr<connection_events> events)
     : socket_(ex),
       wakeup_(ex, std::chrono::steady_clock::time_point::max()),

@@ -57,6 +57,8 @@ protected:
     Owned by shared_ptr: open() runs in the owner's coroutine, which holds one; the loops hold
     one until they end. Single-threaded: call everything on the executor given to create(). */
 class router_connection : public std::enable_shared_from_this<router_connection> {
+    struct make_tag {};  // private: only create() can construct
+
 public:
     /// Bounds taken from session_options (bytes; 0 = none).
     struct limits {
@@ -67,6 +69,8 @@ public:
     /// A connection not yet open, on `ex`, reporting to `events` (kept until the connection ends).
     static std::shared_ptr<router_connection> create(const asio::any_io_executor& ex, limits lim,
                                                      std::shared_ptr<connection_events> events);
+    /// For create() only, which alone can name make_tag (make_shared: one allocation).
+    router_connection(make_tag, const asio::any_io_executor& ex, limits lim, std::shared_ptr<connection_events> events);
     router_connection(const router_connection&) = delete;
     router_connection& operator=(const router_connection&) = delete;
 
@@ -102,8 +106,6 @@ public:
 private:
     /// The layered_stream's sink: the Ice stream to the framing, the answers to the write loop.
     struct stream_sink;
-
-    router_connection(const asio::any_io_executor& ex, limits lim, std::shared_ptr<connection_events> events);
 
     // Set-up (router_connection_open.cpp).
     asio::awaitable<error_info> connect(const router_address& a);

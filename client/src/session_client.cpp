@@ -10,7 +10,7 @@ std::shared_ptr<session_client> session_client::create(executor_type ex, session
 }
 
 session_client::session_client(executor_type ex, session_options opts)
-    : ex_(ex), impl_(std::make_unique<impl>(*this, std::move(ex), std::move(opts))) {}
+    : ex_(std::move(ex)), impl_(std::make_unique<impl>(*this, std::move(opts))) {}
 
 session_client::~session_client() = default;
 

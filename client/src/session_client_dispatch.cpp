@@ -17,14 +17,13 @@ using clock = std::chrono::steady_clock;
 error_info lost(std::string detail) { return make_error(errc::connection_lost, std::move(detail)); }
 }  // namespace
 
-session_client::impl::impl(session_client& owner, executor_type ex, session_options opts)
+session_client::impl::impl(session_client& owner, session_options opts)
     : owner_(owner),
-      ex_(std::move(ex)),
       opts_(std::move(opts)),
       router_id_{"router", opts_.instance_name},
-      timer_(ex_, clock::time_point::max()),
-      event_(ex_, clock::time_point::max()) {
-    if (opts_.reconnect) reconnect_ = std::make_unique<reconnect_state>(ex_);
+      timer_(ex(), clock::time_point::max()),
+      event_(ex(), clock::time_point::max()) {
+    if (opts_.reconnect) reconnect_ = std::make_unique<reconnect_state>(ex());
 }
 
 session_client::impl::~impl() {
@@ -48,7 +47,7 @@ void session_client::impl::close(error_info why) {
         reconnect_->active = false;
         reconnect_->backoff_timer.cancel();  // the reconnect loop wakes and ends
     }
-    if (on_close_) asio::post(ex_, [fn = std::move(on_close_), why = std::move(why)] { fn(why); });
+    if (on_close_) asio::post(ex(), [fn = std::move(on_close_), why = std::move(why)] { fn(why); });
 }
 
 void session_client::impl::drop_connection(const error_info& why) {
@@ -151,8 +150,8 @@ void session_client::impl::add_pending(std::int32_t id, asio::any_completion_han
 
 void session_client::impl::complete(asio::any_completion_handler<void(call_result)> h, call_result r) {
     // Posted, never inline: the caller may be iterating our tables. `h` is always one of our own
-    // coroutines (twoway), so its executor is ex_.
-    asio::post(ex_, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
+    // coroutines (twoway), so its executor is ex().
+    asio::post(ex(), [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
 }
 
 void session_client::impl::expire_calls(clock::time_point now) {

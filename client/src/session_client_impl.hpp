@@ -27,7 +27,8 @@ namespace moraine::client {
     Touched on the executor only. */
 class session_client::impl final : public connection_events {
 public:
-    impl(session_client& owner, executor_type ex, session_options opts);
+    /// The impl of `owner`, on its executor.
+    impl(session_client& owner, session_options opts);
     ~impl();
     impl(const impl&) = delete;
     impl& operator=(const impl&) = delete;
@@ -69,6 +70,8 @@ private:
 
     /// The session_client, which owns us: held by whatever must keep the session alive.
     std::shared_ptr<session_client> keep() const { return owner_.shared_from_this(); }
+    /// The session's executor (the owner's: one copy per session).
+    const executor_type& ex() const noexcept { return owner_.ex_; }
 
     // Opening (session_client_ops.cpp).
     /// A connection to one of `routers` (reach_any), then createSession*, session info: one
@@ -124,7 +127,6 @@ private:
     protocol::limits limits() const noexcept { return {opts_.max_message_bytes}; }
 
     session_client& owner_;
-    executor_type ex_;
     session_options opts_;
     protocol::identity router_id_;
     std::shared_ptr<router_connection> conn_;  // the connection of generation conn_gen_, if any

@@ -147,7 +147,7 @@ asio::awaitable<error_info> session_client::impl::reach(const router_address& a)
     arm_timer();
     // The connection keeps this session alive until it ends (aliasing: the owner's reference
     // count, our interface). open_coro refused a TLS address without session_options::tls.
-    conn_ = router_connection::create(ex_, {opts_.max_message_bytes, opts_.write_queue_limit},
+    conn_ = router_connection::create(ex(), {opts_.max_message_bytes, opts_.write_queue_limit},
                                       std::shared_ptr<connection_events>(keep(), this));
     const auto conn = conn_;  // through the set-up, even if it is dropped meanwhile (timeout)
     if (auto err = settled(co_await conn->open(a, opts_.tls.get()), gen)) co_return err;
@@ -170,7 +170,7 @@ asio::awaitable<error_info> session_client::impl::wait_validated(std::uint32_t g
 asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32_t gen) {
     // Both in one round trip: neither depends on the other. getACMTimeout runs alongside.
     auto acm = std::make_shared<std::optional<call_result>>();
-    asio::co_spawn(ex_, router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
+    asio::co_spawn(ex(), router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
                    [this, acm, self = keep()](std::exception_ptr, call_result r) {
                        *acm = std::move(r);
                        event_.cancel();

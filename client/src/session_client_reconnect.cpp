@@ -18,7 +18,7 @@ void session_client::impl::emit(session_event ev) {
     if (!reconnect_->on_event) return;
     // Posted like on_close: the caller may call into the session from it, and we may be deep in
     // a read. The executor runs posted work in order, so the events arrive in order.
-    asio::post(ex_, [this, self = keep(), ev = std::move(ev)] {
+    asio::post(ex(), [this, self = keep(), ev = std::move(ev)] {
         if (reconnect_->on_event) reconnect_->on_event(ev);
     });
 }
@@ -34,7 +34,7 @@ void session_client::impl::lose_connection(const error_info& why, bool was_open)
     rs.attempt = 0;
     rs.lost_category = std::move(category);
     emit({session_event_kind::lost, 0, {}, {}, rs.lost_category, why});
-    asio::co_spawn(ex_, [this, self = keep()] { return reconnect_loop(); },
+    asio::co_spawn(ex(), [this, self = keep()] { return reconnect_loop(); },
                    [this, self = keep()](std::exception_ptr e) {
                        if (!e) return;
                        // A bug: report it as the end of the session rather than reconnect forever.
