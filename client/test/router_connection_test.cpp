@@ -3,6 +3,7 @@
 // control answers before messages, TLS records shared, the ends and how they are reported.
 #include "../src/router_connection.hpp"
 
+#include "../../transport/test/tls_records.hpp"
 #include "tls_session_options.hpp"
 #include "ws_router.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using protocol::byte_buffer;
 using protocol::byte_view;
+using transport::test::record_count;
 
 /// What the connection reported; `on_each` runs inside on_message (it may send or close).
 struct recorder final : connection_events {
@@ -280,17 +282,6 @@ std::unique_ptr<asio::ssl::context> server_tls() {
     ctx->use_certificate_chain_file(pki.server_cert());
     ctx->use_private_key_file(pki.server_key(), asio::ssl::context::pem);
     return ctx;
-}
-
-/// The number of TLS records in `wire`, or -1 if it does not end on a record boundary.
-int record_count(byte_view wire) {
-    std::size_t pos = 0;
-    int n = 0;
-    while (pos + 5 <= wire.size()) {
-        pos += 5 + ((std::to_integer<std::size_t>(wire[pos + 3]) << 8) | std::to_integer<std::size_t>(wire[pos + 4]));
-        ++n;
-    }
-    return pos == wire.size() ? n : -1;
 }
 
 TEST(router_connection, ssl_small_messages_queued_together_share_one_record) {

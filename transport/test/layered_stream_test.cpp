@@ -6,6 +6,7 @@
 #include <moraine/transport/ws_client_upgrade.hpp>
 #include <moraine/transport/ws_masked_frame.hpp>
 
+#include "tls_records.hpp"
 #include "tls_test_contexts.hpp"
 #include "ws_test_bytes.hpp"
 
@@ -22,6 +23,7 @@ namespace {
 using protocol::byte_buffer;
 using protocol::byte_view;
 using test::hex;
+using test::record_count;
 using test::pattern;
 using test::to_hex;
 
@@ -115,17 +117,6 @@ struct three_messages {
     }
 };
 
-/// The number of TLS records in `wire`, or -1 if it does not end on a record boundary.
-int record_count(byte_view wire) {
-    std::size_t pos = 0;
-    int n = 0;
-    while (pos + 5 <= wire.size()) {
-        pos += 5 + ((std::to_integer<std::size_t>(wire[pos + 3]) << 8) | std::to_integer<std::size_t>(wire[pos + 4]));
-        ++n;
-    }
-    return pos == wire.size() ? n : -1;
-}
-
 /// Feeds `wire` in two pieces cut at `split`. @return the two feeds' ends.
 std::pair<layered_end, layered_end> feed_split(layered_stream& codec, const byte_buffer& wire, std::size_t split,
                                                recording_sink& sink) {
@@ -134,6 +125,20 @@ std::pair<layered_end, layered_end> feed_split(layered_stream& codec, const byte
     const auto e1 = codec.feed(first, sink);
     const auto e2 = codec.feed(second, sink);
     return {e1, e2};
+}
+
+/// Feeds `wire` to `codec` cut at `split`, expecting the upgrade, both feeds needing more and
+/// `m`'s stream. @return what the sink saw.
+recording_sink expect_upgraded_split(layered_stream& codec, const byte_buffer& wire, std::size_t split,
+                                     const three_messages& m) {
+    recording_sink sink;
+    const auto [e1, e2] = feed_split(codec, wire, split, sink);
+    EXPECT_EQ(e1, layered_end::need_more) << split;
+    EXPECT_EQ(e2, layered_end::need_more) << split;
+    EXPECT_EQ(sink.upgrades, 1) << split;
+    EXPECT_FALSE(codec.upgrading()) << split;
+    EXPECT_EQ(sink.stream_bytes, m.stream()) << split;
+    return sink;
 }
 
 const std::string upgrade_request =
@@ -191,13 +196,7 @@ TEST(layered_stream, wss_upgrade_and_frames_split_anywhere_give_the_same_ice_str
         ASSERT_TRUE(client.seal(protocol::as_bytes(upgrade.request()), wire));
         ASSERT_EQ(m.encode_with(client, wire).bytes, m.bytes());  // masked frames right behind the request
         size = wire.size();
-        recording_sink sink;
-        const auto [e1, e2] = feed_split(server, wire, split, sink);
-        ASSERT_EQ(e1, layered_end::need_more) << split;
-        ASSERT_EQ(e2, layered_end::need_more) << split;
-        ASSERT_EQ(sink.upgrades, 1) << split;
-        EXPECT_FALSE(server.upgrading());
-        ASSERT_EQ(sink.stream_bytes, m.stream()) << split;
+        const recording_sink sink = expect_upgraded_split(server, wire, split, m);
         // The 101 went out sealed, and the client's upgrade accepts it.
         const std::string answer = p.client_reads(sink.sent);
         ASSERT_EQ(answer.rfind("HTTP/1.1 101 ", 0), 0u) << answer;
@@ -363,13 +362,7 @@ TEST(layered_stream, a_client_reads_the_101_and_the_frames_behind_it_split_anywh
         layered_stream client(nullptr, true, ws_role::client, 0);
         client.expect_upgrade_answer(upgrade);
         EXPECT_TRUE(client.upgrading());
-        recording_sink sink;
-        const auto [e1, e2] = feed_split(client, wire, split, sink);
-        ASSERT_EQ(e1, layered_end::need_more) << split;
-        ASSERT_EQ(e2, layered_end::need_more) << split;
-        ASSERT_EQ(sink.upgrades, 1) << split;
-        EXPECT_FALSE(client.upgrading());
-        ASSERT_EQ(sink.stream_bytes, m.stream()) << split;
+        const recording_sink sink = expect_upgraded_split(client, wire, split, m);
         EXPECT_TRUE(sink.sent.empty()) << "a client answers nothing to a 101";
         EXPECT_FALSE(client.upgrade_error());
     }
