@@ -26,13 +26,14 @@ namespace moraine::client {
     client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
     docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
-    own, nothing blocks. Owned by shared_ptr: its read and write coroutines and its timer's
-    wait hold one until close(). An idle open session holds its socket, three timers, two
-    coroutines and its tables (about 5 KiB of heap, measured by tests/client/client_smoke
-    --measure); reads go through a per-thread 64 KiB buffer, and only an incomplete message is
-    kept per session. A TLS session (`ssl` or `wss` address) adds OpenSSL's connection state (about
-    15-20 KB: transport::tls_engine keeps no record buffers while idle, and reads decrypt into
-    a per-thread buffer), owned by its read and write coroutines; a tcp session carries nothing for TLS.
+    own, nothing blocks. Owned by shared_ptr: its connection (from its start to its end) and
+    its timer's wait hold one until close(). An idle open session holds its connection (socket,
+    a timer, its read and write coroutines), two timers and its tables (about 6 KiB of heap,
+    measured by tests/client/client_smoke --measure); reads go through a per-thread 64 KiB
+    buffer, and only an incomplete message is kept per session. A TLS session (`ssl` or `wss`
+    address) adds OpenSSL's connection state (about 15-20 KB: transport::tls_engine keeps no
+    record buffers while idle, and reads decrypt into a per-thread buffer), owned by its
+    connection; a tcp session carries nothing for TLS.
 
     Threads: the executor must be single-threaded (an io_context run by one thread, or a
     strand). The async_* functions may be called from any thread: they dispatch to it. The
