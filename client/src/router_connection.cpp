@@ -66,7 +66,6 @@ void router_connection::close() {
     std::vector<protocol::byte_buffer>().swap(out_);
     out_bytes_ = 0;
     in_.reset();
-    events_.reset();  // the owner is kept alive no longer
 }
 
 void router_connection::end(error_info why) {
@@ -75,9 +74,8 @@ void router_connection::end(error_info why) {
         *open_error_ = std::move(why);
         return close();
     }
-    auto events = events_;  // close() drops ours; the owner lives through the call
     close();
-    if (events) events->on_end(why);
+    events_->on_end(why);
 }
 
 void router_connection::set_user_timeout(std::chrono::milliseconds t) {

@@ -44,8 +44,9 @@ protected:
     the socket, the connection's layers (connection_layers: transport::layered_stream and the TLS
     engine under it), one read loop and one write loop, the queue of messages to send and the
     framing of what is read; it knows nothing of Glacier2 or of calls. Its owner (a session)
-    learns of messages and of the end through connection_events, which it keeps alive from
-    start() until the end.
+    learns of messages and of the end through connection_events, which it keeps alive for as
+    long as it lives (its loops end soon after close()), so an owner that closes the
+    connection from inside on_message is still there when the call returns.
 
     Reads go through a per-thread 64 KiB scratch buffer (TLS decrypts into a per-thread
     plaintext buffer), so an idle connection keeps no read buffer, only a message that straddles
@@ -93,7 +94,7 @@ public:
     /// message): on_end with no error then.
     void close_after_flush();
     /// Forceful close: the socket closes, the loops end, the queue and buffers go; no on_end.
-    /// Idempotent.
+    /// Idempotent. The owner stays referenced until the loops let this object go.
     void close();
 
     /// Sets TCP_USER_TIMEOUT (best effort): unacknowledged data fails the connection after `t`.
@@ -156,7 +157,7 @@ private:
     tcp::socket socket_;
     asio::steady_timer wakeup_;  // the write loop sleeps on it; send() cancels it
     limits limits_;
-    std::shared_ptr<connection_events> events_;  // null once closed
+    std::shared_ptr<connection_events> events_;  // never null; released with this object
     error_info* open_error_ = nullptr;           // during open(): where end() puts its cause
     std::unique_ptr<connection_layers> layers_;  // null for tcp: it pays nothing for TLS or WebSocket
     std::vector<protocol::byte_buffer> out_;     // whole messages, oldest first

@@ -26,8 +26,8 @@ namespace moraine::client {
     client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
     docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
-    own, nothing blocks. Owned by shared_ptr: its connection (from its start to its end) and
-    its timer's wait hold one until close(). An idle open session holds its connection (socket,
+    own, nothing blocks. Owned by shared_ptr: its connection (until its loops end) and its
+    timer's wait hold one until close(). An idle open session holds its connection (socket,
     a timer, its read and write coroutines), two timers and its tables (about 6 KiB of heap,
     measured by tests/client/client_smoke --measure); reads go through a per-thread 64 KiB
     buffer, and only an incomplete message is kept per session. A TLS session (`ssl` or `wss`
