@@ -394,6 +394,9 @@ RECONNECTIONS = re.compile(r"^reconnections: (\d+) sessions restored, (\d+) reco
 # coordinator (the master) or as a slave.
 DUTY = re.compile(r"node (\d+): reporting for duty in group")
 COMMENCING = re.compile(r"replication commencing with (\d+)/(\d+) nodes")
+# What a --kill-backbone run notes the time of (None until seen): whichever apply to what was killed.
+KILL_EVENTS = ("restarted", "listening", "rejoined", "replica_set_full", "enabled", "node_started", "nodes_back",
+               "new_pid", "relinked")
 # A moraine-topics member's trace (topics.trace.topic: 1) when a router links its topic from it.
 LINK_TRACE = re.compile(r"topic '[^']+': link to '([^']+)'")
 # The IceGrid registry's trace (IceGrid.Registry.Trace.Node=1) when a node registers or goes.
@@ -1576,8 +1579,7 @@ class Run:
             node.killed = True
             os.kill(node.pid, signal.SIGKILL)
         os.kill(pid, signal.SIGKILL)
-        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
-              "node_started": None, "nodes_back": None, "new_pid": None}
+        ev = dict.fromkeys(KILL_EVENTS)
         ns, addr = self.ns("bb%d" % victim), replica_ip(victim)
         enabler = []
 
@@ -1627,8 +1629,7 @@ class Run:
         old.killed = True
         os.kill(old.pid, signal.SIGKILL)
         old.popen.wait(5)
-        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
-              "node_started": None, "nodes_back": None, "new_pid": None, "relinked": None}
+        ev = dict.fromkeys(KILL_EVENTS)
 
         def progress():
             now = time.monotonic()
@@ -1674,8 +1675,7 @@ class Run:
         old.killed = True
         os.kill(old.pid, signal.SIGKILL)
         old.popen.wait(5)
-        ev = {"restarted": None, "listening": None, "rejoined": None, "replica_set_full": None, "enabled": None,
-              "node_started": None, "nodes_back": None, "new_pid": None}
+        ev = dict.fromkeys(KILL_EVENTS)
         def progress():
             now = time.monotonic()
             if ev["restarted"] is None and now - t_kill >= a.hold_down:
@@ -1803,7 +1803,7 @@ class Run:
         bk = {"killed": a.kill_what, "replica": victim, "pid": pid, "kill_after_s": round(delay, 3), "new_pid": ev["new_pid"],
               "roles": roles, "hold_down_s": a.hold_down, "enabled_s": after_kill(ev["enabled"]),
               "node_started_s": after_kill(ev["node_started"]), "nodes_back_s": after_kill(ev["nodes_back"]),
-              "relinked_s": after_kill(ev.get("relinked")),
+              "relinked_s": after_kill(ev["relinked"]),
               "publisher_replica_before": pub_k, "master_before": master,
               "master_after": self.master(t_kill), "publisher_replica_after": self.publisher_replica(),
               "restarted_s": round(ev["restarted"] - t_kill, 2) if ev["restarted"] else None,

@@ -22,13 +22,6 @@ constexpr std::array<std::string_view, 2> manager_ids{"::Ice::Object", "::IceSto
 constexpr std::array<std::string_view, 3> topic_ids{"::Ice::Object", "::IceStorm::Topic", "::IceStorm::TopicInternal"};
 constexpr std::string_view topic_prefix = "topic.";
 
-/// The topic name a Topic* designates (`<instance>/topic.<name>`).
-std::string topic_name_of(const protocol::proxy& p) {
-    std::string_view n = p.id.name;
-    if (n.starts_with(topic_prefix)) n.remove_prefix(topic_prefix.size());
-    return std::string(n);
-}
-
 }  // namespace
 
 /// One request being served. The view borrows `message`, which copies of the call share (they

@@ -14,6 +14,12 @@
 
 namespace moraine::icestorm_bridge {
 
+std::string topic_name_of(const protocol::proxy& topic) {
+    std::string_view n = topic.id.name;
+    if (constexpr std::string_view prefix = "topic."; n.starts_with(prefix)) n.remove_prefix(prefix.size());
+    return std::string(n);
+}
+
 namespace {
 /// How many subscribers ahead deliver() prefetches: far enough for a miss to be served before
 /// the loop gets there (~100 ns here), near enough to stay in the L1 cache.

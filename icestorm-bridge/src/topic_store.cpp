@@ -210,7 +210,7 @@ stored_catalog topic_store::load() {
                          column_text(links.s, 1));
             continue;
         }
-        std::string name = topic->id.name.starts_with("topic.") ? topic->id.name.substr(6) : topic->id.name;
+        std::string name = topic_name_of(*topic);
         c.links.push_back(stored_link{column_text(links.s, 0), link_info{std::move(*topic), std::move(name),
                                                                          sqlite3_column_int(links.s, 3), std::move(*link)}});
     }

@@ -26,6 +26,10 @@ class topic_connection;
 struct stored_subscriber;
 
 /// A link from a topic to another topic's TopicLink object (docs/icestorm.md §6).
+/// The topic name a Topic* designates (`<instance>/topic.<name>`: `<name>`; any other identity
+/// name as it is).
+std::string topic_name_of(const protocol::proxy& topic);
+
 struct link_info {
     protocol::proxy topic;  ///< the linked-to Topic*
     std::string name;       ///< its name (IceStorm::LinkInfo::name)
