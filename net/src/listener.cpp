@@ -17,9 +17,35 @@ tcp::endpoint resolve_local(asio::io_context& io, const protocol::endpoint& ep) 
     return {bind_address(io, ep), static_cast<unsigned short>(ep.port)};
 }
 
+/// Hands an accepted socket to the shard: options, then on_accept as the endpoint's transport.
+void hand_over(shard& sh, tcp::socket socket, transport_kind kind, const accept_handler& on_accept) {
+    const bool secure = kind == transport_kind::ssl || kind == transport_kind::wss;
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    apply_socket_buffers(socket, sh.cfg());
+    // The shard's current contexts: a reload's new certificate serves the next handshake.
+    on_accept(sh, transport(std::move(socket), kind, secure ? sh.tls() : nullptr, true));
+}
+
+/// Takes up to accept_batch more connections already in the accept queue, without waiting.
+/// With one asynchronous accept per connection, each takes a loop turn, between the reads and
+/// writes of every other connection of the shard: when thousands connect at once (the clients of
+/// a router that died), the kernel's accept queue overflows and the dropped SYNs come back only
+/// after TCP's 1 s retransmission timeout.
+void accept_pending(shard& sh, tcp::acceptor& acceptor, transport_kind kind, const accept_handler& on_accept) {
+    for (std::size_t i = 0; i < accept_batch && acceptor.is_open(); ++i) {
+        boost::system::error_code ec;
+        tcp::socket socket(sh.io());
+        acceptor.accept(socket, ec);  // the acceptor is non-blocking: would_block once empty
+        if (ec) return;               // empty, or an error the next asynchronous accept reports
+        hand_over(sh, std::move(socket), kind, on_accept);
+    }
+}
+
 asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acceptor, transport_kind kind,
                                   accept_handler on_accept) {
-    const bool secure = kind == transport_kind::ssl || kind == transport_kind::wss;
+    boost::system::error_code ignored;
+    acceptor->non_blocking(true, ignored);  // accept_pending's accepts never wait
     for (;;) {
         auto [ec, socket] = co_await acceptor->async_accept(nothrow_awaitable);
         if (ec == asio::error::operation_aborted || !acceptor->is_open()) co_return;
@@ -31,11 +57,8 @@ asio::awaitable<void> accept_loop(shard& sh, std::shared_ptr<tcp::acceptor> acce
             if (!acceptor->is_open()) co_return;
             continue;
         }
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        apply_socket_buffers(socket, sh.cfg());
-        // The shard's current contexts: a reload's new certificate serves the next handshake.
-        on_accept(sh, transport(std::move(socket), kind, secure ? sh.tls() : nullptr, true));
+        hand_over(sh, std::move(socket), kind, on_accept);
+        accept_pending(sh, *acceptor, kind, on_accept);
     }
 }
 
@@ -82,6 +105,10 @@ bool port_is_free(shard& sh, const protocol::endpoint& ep) {
     return true;
 }
 
+int listen_backlog(const runtime_config& cfg) {
+    return cfg.tcp_backlog > 0 ? cfg.tcp_backlog : asio::socket_base::max_listen_connections;
+}
+
 tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     const auto local = resolve_local(sh.io(), ep);
     tcp::acceptor acceptor(sh.io());
@@ -89,7 +116,7 @@ tcp::acceptor bind_listener(shard& sh, const protocol::endpoint& ep) {
     acceptor.set_option(tcp::acceptor::reuse_address(true));
     acceptor.set_option(reuse_port(true));
     acceptor.bind(local);
-    acceptor.listen(asio::socket_base::max_listen_connections);
+    acceptor.listen(listen_backlog(sh.cfg()));
     return acceptor;
 }
 

@@ -179,6 +179,7 @@ runtime_config read_runtime_config(const property_file& p, std::vector<std::stri
     p.read_int("Moraine.Limits.ConnectionsPerAddress", 0, LLONG_MAX, cfg.connections_per_address);
     p.read_int("Ice.TCP.SndSize", 1, INT_MAX, cfg.tcp_send_buffer);
     p.read_int("Ice.TCP.RcvSize", 1, INT_MAX, cfg.tcp_receive_buffer);
+    p.read_int("Ice.TCP.Backlog", 1, INT_MAX, cfg.tcp_backlog);
     if (const std::string* v = p.find("Moraine.Log.Level")) cfg.log_level = check_log_level(*v, p.at("Moraine.Log.Level"), "Moraine.Log.Level");
     if (const std::string* v = p.find("Moraine.Metrics.Listen"))
         cfg.metrics = parse_metrics_listen(*v, p.at("Moraine.Metrics.Listen"), "Moraine.Metrics.Listen");
@@ -200,6 +201,7 @@ runtime_config read_runtime_config(yaml_section& root, const std::filesystem::pa
     s.read_size("connections_per_address", cfg.connections_per_address);
     s.read_size("tcp_send_buffer", cfg.tcp_send_buffer, INT_MAX);  // setsockopt takes an int
     s.read_size("tcp_receive_buffer", cfg.tcp_receive_buffer, INT_MAX);
+    s.read_int("tcp_backlog", 0, INT_MAX, cfg.tcp_backlog);
     std::string selection;
     s.read("endpoint_selection", selection);
     if (!selection.empty() && selection != "random" && selection != "ordered")

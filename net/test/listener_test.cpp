@@ -2,12 +2,17 @@
 // port and can be bound again with SO_REUSEPORT (every shard on one port), ensure_port_free
 // refusing a port another socket listens on, port_is_free telling it, and start_accepting
 // handing each accepted connection to the handler as a transport of the endpoint's kind until
-// the acceptor closes, and adopted_is_ipv4 telling the family of a socket to take over.
+// the acceptor closes (a burst of waiting connections in one go), listen_backlog, and
+// adopted_is_ipv4 telling the family of a socket to take over.
 #include "loop_harness.hpp"
 
 #include <moraine/net/listener.hpp>
+#include <moraine/net/runtime_config.hpp>
 
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <vector>
 
 using namespace moraine;
 
@@ -70,6 +75,36 @@ TEST(listener, start_accepting_hands_each_connection_over_until_closed) {
     boost::system::error_code ec;
     c3.connect({net::asio::ip::make_address("127.0.0.1"), port}, ec);
     EXPECT_TRUE(ec) << "nothing listens any more";
+}
+
+TEST(listener, a_burst_of_waiting_connections_is_taken_in_one_go) {
+    auto shards = test::owned_shards();
+    auto& sh = shards->at(0);
+    auto acceptor = net::bind_listener(sh, loopback(0));
+    const auto port = acceptor.local_endpoint().port();
+    // Twenty connections wait in the accept queue before the shard runs (connect returns once
+    // the kernel completed the handshake, accepted or not).
+    net::asio::io_context client_io;
+    std::vector<net::tcp::socket> clients;
+    for (int i = 0; i < 20; ++i) {
+        clients.emplace_back(client_io);
+        clients.back().connect({net::asio::ip::make_address("127.0.0.1"), port});
+    }
+    std::size_t accepted = 0;
+    std::optional<std::size_t> seen_by_next_turn;  // the count a handler posted at the first accept sees
+    net::start_accepting(sh, std::move(acceptor), net::transport_kind::tcp, [&](net::shard&, net::transport) {
+        if (accepted++ == 0)
+            net::asio::post(sh.executor(), [&] { seen_by_next_turn = accepted; });
+    });
+    ASSERT_TRUE(test::run_until(*shards, [&] { return accepted == 20 && seen_by_next_turn; }));
+    EXPECT_EQ(*seen_by_next_turn, 20u) << "every waiting connection before the shard's next handler";
+}
+
+TEST(listener, listen_backlog_is_ice_tcp_backlog_else_somaxconn) {
+    net::runtime_config cfg;
+    EXPECT_EQ(net::listen_backlog(cfg), SOMAXCONN);
+    cfg.tcp_backlog = 16384;
+    EXPECT_EQ(net::listen_backlog(cfg), 16384);
 }
 
 TEST(listener, adopted_is_ipv4_tells_the_family_and_refuses_others) {

@@ -26,11 +26,13 @@ TEST(runtime_config_reader, ice_properties_with_their_units) {
         "Ice.Default.Locator=IceGrid/Locator:tcp -h 127.0.0.1 -p 4061\n"
         "Ice.Default.LocatorCacheTimeout=30\n"
         "Ice.TCP.SndSize=65536\n"
-        "Ice.TCP.RcvSize=131072\n",
+        "Ice.TCP.RcvSize=131072\n"
+        "Ice.TCP.Backlog=16384\n",
         warnings);
     EXPECT_EQ(rt.message_size_max, 2048u * 1024u) << "Ice.MessageSizeMax is in KiB";
     EXPECT_EQ(rt.tcp_send_buffer, 65536u) << "Ice.TCP.SndSize is in bytes";
     EXPECT_EQ(rt.tcp_receive_buffer, 131072u);
+    EXPECT_EQ(rt.tcp_backlog, 16384) << "Ice.TCP.Backlog: connections";
     EXPECT_EQ(rt.backend_connect_timeout_ms, 2500);
     ASSERT_TRUE(rt.locator);
     EXPECT_EQ(rt.locator->id.name, "Locator");
@@ -45,6 +47,7 @@ TEST(runtime_config_reader, ice_defaults_and_unlimited_message_size) {
     EXPECT_FALSE(defaults.locator);
     EXPECT_EQ(defaults.tcp_send_buffer, 0u) << "the kernel's, autotuned";
     EXPECT_EQ(defaults.tcp_receive_buffer, 0u);
+    EXPECT_EQ(defaults.tcp_backlog, 0) << "SOMAXCONN";
     const auto unlimited = from_properties("Ice.MessageSizeMax=0\nIce.Override.ConnectTimeout=-1\n", warnings);
     EXPECT_EQ(unlimited.message_size_max, 0u) << "< 1 is unlimited, as in Ice";
     EXPECT_EQ(unlimited.backend_connect_timeout_ms, 10000) << "<= 0 keeps the default";
@@ -59,12 +62,14 @@ TEST(runtime_config_reader, yaml_limits_and_threads) {
         "  connection_queue_high: 1MiB\n"
         "  connection_queue_low: 256KiB\n"
         "  backend_connect_timeout_ms: 1500\n"
-        "  tcp_send_buffer: 64KiB\n");
+        "  tcp_send_buffer: 64KiB\n"
+        "  tcp_backlog: 8192\n");
     net::yaml_section top(root, "", file);
     const auto rt = net::read_runtime_config(top, ".");
     EXPECT_EQ(rt.threads, 3u);
     EXPECT_EQ(rt.message_size_max, 64u * 1024u);
     EXPECT_EQ(rt.tcp_send_buffer, 64u * 1024u);
+    EXPECT_EQ(rt.tcp_backlog, 8192);
     EXPECT_EQ(rt.connection_queue_high, 1024u * 1024u);
     EXPECT_EQ(rt.connection_queue_low, 256u * 1024u);
     EXPECT_EQ(rt.backend_connect_timeout_ms, 1500);

@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -14,6 +15,7 @@
 namespace moraine::net {
 
 class shard;
+struct runtime_config;
 
 /// Creates the connection object for an accepted connection (TCP, or TLS / WebSocket not yet
 /// handshaken), on the accepting shard.
@@ -27,6 +29,14 @@ using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT
 /// `0.0.0.0`, else its literal address or, for a name, the first address it resolves to (a
 /// blocking lookup: start-up only). @throws boost::system::system_error if the lookup fails.
 asio::ip::address bind_address(asio::io_context& io, const protocol::endpoint& ep);
+
+/// Connections start_accepting takes from the accept queue in one go, after the one it waited
+/// for: a burst of connections leaves the queue at once instead of one per loop turn.
+inline constexpr std::size_t accept_batch = 64;
+
+/// The listen queue bind_listener asks for: cfg.tcp_backlog (Ice.TCP.Backlog), else SOMAXCONN
+/// (4096 on Linux). The kernel caps it at net.core.somaxconn.
+int listen_backlog(const runtime_config& cfg);
 
 /** Binds `ep` (tcp, ssl, ws or wss; empty host or `*` = all interfaces) on `sh`'s io_context with SO_REUSEPORT,
     so every shard listens on the same port and the kernel spreads connections.

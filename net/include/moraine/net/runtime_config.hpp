@@ -56,6 +56,10 @@ struct runtime_config {
     /// connection's queue, where the queue limits and the memory budget see it (socket_buffers.hpp).
     std::size_t tcp_send_buffer = 0;
     std::size_t tcp_receive_buffer = 0;
+    /// The listen queue of every listening socket (Ice.TCP.Backlog; YAML limits.tcp_backlog),
+    /// connections; 0 = SOMAXCONN, 4096 on Linux. The kernel caps it at net.core.somaxconn.
+    /// Connections past it are dropped by the kernel and retried by the client's TCP after 1 s.
+    int tcp_backlog = 0;
     std::size_t connections_per_address = 0;         ///< accepted connections open at once from one IP address; 0 = no limit
     /// The Ice::Locator indirect proxies are resolved through (Ice.Default.Locator; YAML
     /// locator.proxy): a direct proxy, e.g. `IceGrid/Locator:tcp -h registry -p 4061`. Unset:
