@@ -168,13 +168,21 @@ asio::awaitable<error_info> session_client::impl::wait_validated(std::uint32_t g
 }
 
 asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32_t gen) {
-    // Both in one round trip: neither depends on the other. getACMTimeout runs alongside.
+    // All three in one round trip: none depends on another's answer. getServerProxy answers a
+    // null proxy when the router has no server endpoints, and its answer is used only when the
+    // category says there are (an empty category: no callbacks). After a failover thousands of
+    // sessions run this at once, and each round trip more is one more pass over all of them.
     auto acm = std::make_shared<std::optional<call_result>>();
-    asio::co_spawn(ex(), router_call("getACMTimeout", operation_mode::nonmutating, empty_params()),
-                   [this, acm, self = keep()](std::exception_ptr, call_result r) {
-                       *acm = std::move(r);
-                       event_.cancel();
-                   });
+    auto server = std::make_shared<std::optional<call_result>>();
+    const auto alongside = [this](const char* operation, std::shared_ptr<std::optional<call_result>> into) {
+        asio::co_spawn(ex(), router_call(operation, operation_mode::nonmutating, empty_params()),
+                       [this, into = std::move(into), self = keep()](std::exception_ptr, call_result r) {
+                           *into = std::move(r);
+                           event_.cancel();
+                       });
+    };
+    alongside("getACMTimeout", acm);
+    alongside("getServerProxy", server);
     const call_result cat = co_await router_call("getCategoryForClient", operation_mode::nonmutating, empty_params());
     while (!acm->has_value() && !gone(gen)) co_await wait_event();
     if (gone(gen)) co_return make_error(errc::connection_lost, "closed during session set-up");
@@ -186,8 +194,10 @@ asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32
     if ((*acm)->ok()) (void)decode_results((*acm)->encaps, [&](protocol::input_stream& in) { acm_seconds = in.read_int(); });
     if (opts_.keep_alive)
         heartbeat_every_ = acm_seconds > 0 ? std::chrono::milliseconds(acm_seconds * 500) : opts_.fallback_heartbeat;
-    if (category_.empty()) co_return error_info{};  // no server endpoints: no callbacks
-    const call_result sp = co_await router_call("getServerProxy", operation_mode::nonmutating, empty_params());
+    if (category_.empty()) co_return error_info{};  // no server endpoints: no callbacks (its answer is dropped)
+    while (!server->has_value() && !gone(gen)) co_await wait_event();
+    if (gone(gen)) co_return make_error(errc::connection_lost, "closed during session set-up");
+    const call_result& sp = **server;
     if (!sp.ok()) co_return sp.error;
     if (auto ec = decode_results(sp.encaps, [&](protocol::input_stream& in) { server_proxy_ = protocol::read_proxy(in); }))
         co_return make_error(errc::protocol_error, "bad getServerProxy result: " + ec.message());

@@ -130,8 +130,8 @@ TEST(session_client_reconnect, restores_session_rekeys_servants_and_routes_again
         },
         fast_reconnect(), true);
     const std::vector<std::string> want{
-        "createSession", "getACMTimeout", "getCategoryForClient", "getServerProxy", "addProxies", "sayHello",
-        "createSession", "getACMTimeout", "getCategoryForClient", "getServerProxy", "addProxies", "sayHello",
+        "createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient", "addProxies", "sayHello",
+        "createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient", "addProxies", "sayHello",
         "ring",          "ring",          "destroySession"};
     EXPECT_EQ(fr.ops, want);
     ASSERT_EQ(fr.replies.size(), 2u);

@@ -36,8 +36,8 @@ TEST(session_client, open_call_destroy) {
         EXPECT_TRUE(r.ok());
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
     });
-    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
-                                        "sayHello",      "sayHello",             "destroySession"};
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "addProxies", "sayHello", "sayHello", "destroySession"};
     EXPECT_EQ(fr.ops, want) << "addProxies once per identity";
 }
 
@@ -59,15 +59,16 @@ TEST(session_client, calls_carry_their_context_and_compression) {
         EXPECT_TRUE((co_await s->async_invoke(say_hello(), asio::use_awaitable)).ok());
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
     });
-    const std::vector<std::string> want_ops{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
-                                            "sayHello", "sayHello", "sayHello", "destroySession"};
+    const std::vector<std::string> want_ops{"createSession", "getACMTimeout", "getServerProxy",
+                                            "getCategoryForClient", "addProxies", "sayHello",
+                                            "sayHello", "sayHello", "destroySession"};
     ASSERT_EQ(fr.ops, want_ops);
     // 5,000 bytes: bzip2 (status 2); a small compressed call: status 1; a plain one: 0.
-    EXPECT_EQ(fr.compression[4], 2);
-    EXPECT_EQ(fr.compression[5], 1);
-    EXPECT_EQ(fr.compression[6], 0);
-    EXPECT_EQ(fr.contexts[4], (protocol::context{{"_fwd", "t"}, {"k", "v"}}));
-    EXPECT_TRUE(fr.contexts[5].empty());
+    EXPECT_EQ(fr.compression[5], 2);
+    EXPECT_EQ(fr.compression[6], 1);
+    EXPECT_EQ(fr.compression[7], 0);
+    EXPECT_EQ(fr.contexts[5], (protocol::context{{"_fwd", "t"}, {"k", "v"}}));
+    EXPECT_TRUE(fr.contexts[6].empty());
 }
 
 TEST(session_client, ice_add_proxy_readds_and_retries_once) {
@@ -92,7 +93,7 @@ TEST(session_client, ice_add_proxy_readds_and_retries_once) {
         EXPECT_TRUE(r.ok()) << r.error.message();
         s->close();
     });
-    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient",
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
                                         "addProxies",    "sayHello",             "addProxies",
                                         "sayHello",      "addProxies",           "sayHello"};
     EXPECT_EQ(fr.ops, want);

@@ -20,9 +20,10 @@ TEST(session_client_ws, opens_calls_and_destroys_one_message_per_frame) {
         EXPECT_FALSE(err) << err.message();
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
     });
-    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "destroySession"};
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "destroySession"};
     EXPECT_EQ(wr.ops, want);
-    EXPECT_EQ(wr.frames, 5) << "four requests and the close connection message, each its own frame";
+    EXPECT_EQ(wr.frames, 6) << "five requests and the close connection message, each its own frame";
 }
 
 TEST(session_client_ws, answers_a_ping_with_its_data) {

@@ -53,10 +53,10 @@ TEST(session_client_wss, opens_calls_and_destroys_one_message_per_frame_inside_t
         EXPECT_EQ(decode_string_result(r.encaps), "over wss");
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
     }, tls_session_options(test_pki::get().ca()));
-    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
-                                        "echo", "destroySession"};
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "addProxies", "echo", "destroySession"};
     EXPECT_EQ(wr.ops, want);
-    EXPECT_EQ(wr.frames, 7) << "six requests and the close connection message, each its own frame";
+    EXPECT_EQ(wr.frames, 8) << "seven requests and the close connection message, each its own frame";
     EXPECT_TRUE(wr.tls_errors.empty());
 }
 

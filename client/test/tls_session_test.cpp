@@ -207,8 +207,8 @@ TEST(tls_session, open_call_destroy) {
         EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
         EXPECT_FALSE(s->is_open());
     });
-    const std::vector<std::string> want{"createSession", "getACMTimeout", "getCategoryForClient", "addProxies",
-                                        "echo", "destroySession"};
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "addProxies", "echo", "destroySession"};
     EXPECT_EQ(fr.ops(), want);
     EXPECT_EQ(fr.client_cns, std::vector<std::string>{""}) << "no client certificate configured";
 }
