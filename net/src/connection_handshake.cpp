@@ -2,8 +2,11 @@
 
 #include <moraine/net/handshake_pool.hpp>
 #include <moraine/net/tls_context.hpp>
+#include <moraine/transport/client_handshake.hpp>
 #include <moraine/transport/tls_engine.hpp>
 #include <moraine/transport/ws_client_upgrade.hpp>
+
+#include <optional>
 
 namespace moraine::net {
 
@@ -112,81 +115,59 @@ connection_handshake::state connection_handshake::feed(std::span<std::byte> data
     return end_ == tp::layered_end::need_more ? state::want_read : state::failed;
 }
 
+namespace {
+/// How the connecting side's handshake failed, in the words backend_connection puts behind
+/// "SSL error occurred for new outgoing connection: " (tls_failed) or "WebSocket upgrade
+/// failed: ".
+client_handshake_result failure_of(const tp::handshake_outcome& o, bool websocket) {
+    using f = tp::handshake_failure;
+    switch (o.failure) {
+    case f::tls_failed:
+    case f::tls_closed: {
+        const std::string why = o.why.empty() ? std::string("closed") : o.why;  // close_notify has no reason
+        if (o.in_tls || !websocket) return {true, why};
+        return {false, "TLS: " + why};  // the server's alert or close instead of its 101
+    }
+    case f::peer_closed:
+        if (o.in_tls) return {true, "the server closed the connection in the TLS handshake"};
+        return {false, "the server closed the connection in the upgrade"};
+    case f::seal_failed:
+    case f::refused:
+    case f::none:
+        break;
+    }
+    return {false, o.why};
+}
+}  // namespace
+
 asio::awaitable<client_handshake_result> connection_handshake::connect(const tls_config* cfg,
                                                                        const protocol::endpoint& ep) {
     if (engine_) {
-        if (auto why = co_await tls_client(*cfg, ep.host); !why.empty()) co_return client_handshake_result{true, why};
+        if (auto ec = prepare_client(engine_->native(), *cfg, ep.host))
+            co_return client_handshake_result{true, ec.message()};
     }
-    if (stream_.websocket()) {
-        if (auto why = co_await ws_client(ep); !why.empty()) co_return client_handshake_result{false, why};
-    }
-    co_return client_handshake_result{};
-}
-
-asio::awaitable<std::string> connection_handshake::tls_client(const tls_config& cfg, const std::string& host) {
-    auto& engine = *engine_;
-    if (auto ec = prepare_client(engine.native(), cfg, host)) co_return ec.message();
+    std::optional<tp::ws_client_upgrade> upgrade;
+    if (stream_.websocket()) upgrade.emplace(ep.host, static_cast<std::uint16_t>(ep.port), ep.resource);
+    // The steps are transport's; this loop only writes each flight and reads once.
+    tp::client_handshake hs(engine_, std::move(upgrade), stream_);
     protocol::byte_buffer flight, in(16 * 1024);
-    auto step = engine.handshake({}, flight);
+    auto step = hs.start(flight);
     for (;;) {
-        if (!flight.empty()) {
+        if (!flight.empty()) {  // a flight, the upgrade request, or a failure's alert
             auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(flight), nothrow_awaitable);
-            if (ec) co_return ec.message();
+            if (ec) co_return client_handshake_result{hs.in_tls(), ec.message()};
             flight.clear();
         }
-        if (step.status == tp::tls_status::ok) co_return std::string();
-        if (step.status != tp::tls_status::want_read) co_return engine.error();
+        if (step.status == tp::handshake_status::done) co_return client_handshake_result{};
+        if (step.status == tp::handshake_status::failed) co_return failure_of(step, stream_.websocket());
         auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
-        if (ec == asio::error::operation_aborted) co_return "connection closed";
-        if (ec == asio::error::eof) co_return "the server closed the connection in the TLS handshake";
-        if (ec) co_return ec.message();
-        step = engine.handshake(protocol::byte_view(in.data(), n), flight);
-        if (step.status != tp::tls_status::ok || step.consumed == n) continue;
-        // Records right behind the handshake: decrypted now, read once the loops start.
-        protocol::byte_buffer reply;
-        const auto rest = engine.read(protocol::byte_view(in.data() + step.consumed, n - step.consumed), reply,
-                                      tp::thread_plain_buffer(), [this](std::span<std::byte> plain) {
-                                          stream_.hold_early(plain);
-                                          return true;
-                                      });
-        if (rest.status == tp::tls_status::failed) co_return engine.error();
-        flight.insert(flight.end(), reply.begin(), reply.end());
-    }
-}
-
-asio::awaitable<std::string> connection_handshake::ws_client(const protocol::endpoint& ep) {
-    tp::ws_client_upgrade upgrade(ep.host, static_cast<std::uint16_t>(ep.port), ep.resource);
-    protocol::byte_buffer request;
-    if (!stream_.seal(protocol::as_bytes(upgrade.request()), request)) co_return engine_->error();
-    if (auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(request), nothrow_awaitable); ec)
-        co_return ec.message();
-    protocol::byte_buffer answer = stream_.take_early(), in(16 * 1024);
-    for (;;) {
-        if (!answer.empty()) {
-            const auto r = upgrade.put(answer);
-            if (r.status == tp::ws_upgrade_status::refused) co_return r.why;
-            if (r.status == tp::ws_upgrade_status::accepted) {
-                // The server's first frames (its validate connection) may come with the 101.
-                stream_.hold_early(protocol::byte_view(answer).subspan(r.consumed));
-                co_return std::string();
-            }
-            answer.clear();  // kept by the upgrade
+        if (ec == asio::error::eof) {
+            step = hs.on_peer_closed();
+            continue;
         }
-        auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), nothrow_awaitable);
-        if (ec == asio::error::operation_aborted) co_return "connection closed";
-        if (ec) co_return ec == asio::error::eof ? "the server closed the connection in the upgrade" : ec.message();
-        if (engine_) {
-            protocol::byte_buffer reply;
-            const auto step = engine_->read(protocol::byte_view(in.data(), n), reply, tp::thread_plain_buffer(),
-                                            [&answer](std::span<std::byte> plain) {
-                                                answer.insert(answer.end(), plain.begin(), plain.end());
-                                                return true;
-                                            });
-            if (step.status == tp::tls_status::failed || step.status == tp::tls_status::closed)
-                co_return "TLS: " + (engine_->error().empty() ? std::string("closed") : engine_->error());
-        } else {
-            answer.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
-        }
+        if (ec == asio::error::operation_aborted) co_return client_handshake_result{hs.in_tls(), "connection closed"};
+        if (ec) co_return client_handshake_result{hs.in_tls(), ec.message()};
+        step = hs.on_bytes(protocol::byte_view(in.data(), n), flight);
     }
 }
 

@@ -40,7 +40,8 @@ struct client_handshake_result {
     those bytes, or says why the connection must close. The connection keeps the socket: it
     waits for readability and calls on_readable (accepting side), and it writes what the
     handshake sends (in order with anything it writes later). The connecting side is a coroutine
-    (connect) over the same socket. Shard-local, except a pool step; not movable
+    (connect) over the same socket, writing and reading for transport::client_handshake, which
+    the client library drives too. Shard-local, except a pool step; not movable
     (a pool step refers to it). */
 class connection_handshake {
 public:
@@ -96,8 +97,9 @@ public:
 
     /** Once connected to `ep`, under the caller's deadline: the client's TLS handshake (ssl,
         wss; `ep.host` checked as `cfg` says, prepare_client; `cfg` may be null without TLS),
-        then the WebSocket upgrade to `ep`'s host, port and resource (ws, wss). Bytes the server
-        sent behind them (its validate connection) are held in the stream (hold_early).
+        then the WebSocket upgrade to `ep`'s host, port and resource (ws, wss): the socket loop
+        over transport::client_handshake, which holds the bytes the server sent behind them (its
+        validate connection) in the stream (hold_early).
         @return what failed and why; `why` is empty once done. */
     asio::awaitable<client_handshake_result> connect(const tls_config* cfg, const protocol::endpoint& ep);
 
@@ -108,10 +110,6 @@ public:
 
 private:
     struct early_sink;
-    /// connect's TLS step. @return why it failed, for the log; empty once established.
-    asio::awaitable<std::string> tls_client(const tls_config& cfg, const std::string& host);
-    /// connect's upgrade. @return why it failed, for the log; empty once upgraded.
-    asio::awaitable<std::string> ws_client(const protocol::endpoint& ep);
     /// After a TLS step: sends its flight, then waits, fails, or feeds the rest of `input`.
     state after_tls_step(const moraine::transport::tls_step& step, protocol::byte_view flight,
                          std::span<std::byte> input);
