@@ -25,12 +25,9 @@ std::optional<transport::tls_engine> engine_for(const router_address& a, const t
 }
 }  // namespace
 
-connection_layers::connection_layers(const router_address& a, const tls_context* tls,
-                                     std::optional<transport::ws_client_upgrade> upgrade)
+connection_layers::connection_layers(const router_address& a, const tls_context* tls)
     : engine(engine_for(a, tls)),
       // No WebSocket size limit: the Ice framing checks each message against max_message_bytes.
-      codec(engine ? &*engine : nullptr, a.websocket, transport::ws_role::client, 0) {
-    if (upgrade) codec.expect_upgrade_answer(std::move(*upgrade));
-}
+      codec(engine ? &*engine : nullptr, a.websocket, transport::ws_role::client, 0) {}
 
 }  // namespace moraine::client

@@ -13,14 +13,14 @@ class tls_context;
 
 /** What an ssl, ws or wss connection has above its socket: transport's TLS engine (ssl, wss)
     and the transport::layered_stream over it, the same codec the router's connections run, in
-    the client role (masks its frames, reads the router's 101). A tcp connection has none. The
+    the client role (masks its frames). A tcp connection has none. The
     two buffers are empty whenever nothing waits to be sent: an idle connection keeps only
     OpenSSL's state and the codec's few bytes. Not movable: the codec points at the engine. */
 struct connection_layers {
     /** For router address `a` (its tls and websocket flags); `tls` must be set for a TLS
         address. Sends SNI: the context's server_name, else the router's host, unless that is an
-        IP address. With WebSocket, the codec expects the answer to `upgrade`'s request. */
-    connection_layers(const router_address& a, const tls_context* tls, std::optional<transport::ws_client_upgrade> upgrade);
+        IP address. The handshakes are transport::client_handshake's (router_connection::open). */
+    connection_layers(const router_address& a, const tls_context* tls);
     connection_layers(const connection_layers&) = delete;
     connection_layers& operator=(const connection_layers&) = delete;
 

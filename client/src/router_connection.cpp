@@ -194,6 +194,13 @@ bool router_connection::on_wire(std::span<std::byte> data) {
     return after_feed(layers_->codec.feed(data, sink));
 }
 
+bool router_connection::on_early() {
+    if (!layers_->codec.has_early()) return true;
+    protocol::byte_buffer early = layers_->codec.take_early();  // decrypted already, framed still (ws)
+    stream_sink sink{*this};
+    return after_feed(layers_->codec.feed_plain(early, sink));
+}
+
 bool router_connection::after_feed(transport::layered_end end_of_feed) {
     using transport::layered_end;
     if (closed_) return false;

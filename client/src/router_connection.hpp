@@ -2,6 +2,8 @@
 // One connection of a session to a router's client endpoint (private to the library).
 #include "connection_layers.hpp"
 
+#include <moraine/transport/client_handshake.hpp>
+
 #include <moraine/client/asio.hpp>
 #include <moraine/client/error.hpp>
 #include <moraine/client/router_address.hpp>
@@ -110,19 +112,27 @@ private:
 
     // Set-up (router_connection_open.cpp).
     asio::awaitable<error_info> connect(const router_address& a);
-    asio::awaitable<error_info> tls_handshake(const router_address& a);
-    asio::awaitable<error_info> ws_upgrade(const std::string& request);
-    /// Writes `plain` now, after any control bytes, sealed over TLS (the upgrade request).
-    /// @return the socket's error; over TLS the refusal waiting behind it (refusal_behind).
-    asio::awaitable<error_info> write_now(protocol::byte_view plain);
+    /// The TLS handshake and the WebSocket upgrade `a` asks for: the socket loop over
+    /// transport::client_handshake (each flight written, one read fed). @return open()'s error.
+    asio::awaitable<error_info> handshake(const router_address& a);
+    /// What a failed client_handshake means to open()'s caller (see open()).
+    error_info handshake_error(const router_address& a, const transport::handshake_outcome& o) const;
+    /// A flight's write failed: the socket's error; after TLS the refusal waiting behind it
+    /// (refusal_behind); without TLS "WebSocket upgrade failed: ..."; none once closed.
+    error_info write_failed(const router_address& a, const boost::system::error_code& ec,
+                            transport::client_handshake& hs);
+    /// A read in the handshakes failed (not eof): the socket's error, or the upgrade's.
+    error_info read_failed(const boost::system::error_code& ec, const transport::client_handshake& hs) const;
     /// Waits until readable, then reads into the thread's scratch and hands the bytes to
     /// `on_data(std::span<std::byte>)` before anything else runs on the thread. @return the
     /// read's error (operation_aborted once closed).
     template <class OnData>
     asio::awaitable<boost::system::error_code> read_once(OnData on_data);
-    /// After a failed write over TLS: errc::tls_handshake_failed if the router's alert waits
-    /// unread (it refused us and reset the connection), else `write_error`.
-    error_info refusal_behind(const boost::system::error_code& write_error);
+    /// After a failed write once TLS is established: the router's refusal (errc::
+    /// tls_handshake_failed) if its alert waits unread (it refused us and reset the
+    /// connection), else `write_error`.
+    error_info refusal_behind(const router_address& a, const boost::system::error_code& write_error,
+                              transport::client_handshake& hs);
     /// errc::tls_handshake_failed "the router refused the connection: " + the engine's reason.
     error_info refused() const;
 
@@ -135,6 +145,9 @@ private:
     asio::awaitable<bool> await_output();
     /// One read's wire bytes through the layers, if any, to the framing. @return false to stop.
     bool on_wire(std::span<std::byte> data);
+    /// The stream bytes the handshakes read behind them (layered_stream::take_early) through
+    /// the layers to the framing, before any later read. @return false to stop.
+    bool on_early();
     /// What a feed of the layers ended on. @return false to stop reading.
     bool after_feed(transport::layered_end end);
     /// Ice stream bytes to the framing; each whole message to on_frame. @return false to stop.

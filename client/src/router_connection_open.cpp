@@ -1,4 +1,5 @@
-// router_connection: the set-up (connect, TLS handshake, WebSocket upgrade), then the loops.
+// router_connection: the set-up (connect, then the TLS handshake and WebSocket upgrade, whose
+// steps are transport::client_handshake's: this file writes, reads and names the failures).
 #include "router_connection.hpp"
 
 #include <moraine/transport/ws_client_upgrade.hpp>
@@ -17,21 +18,21 @@ error_info socket_error(const boost::system::error_code& ec) { return error_info
 error_info upgrade_failed(const boost::system::error_code& ec) {
     return error_info{ec, "WebSocket upgrade failed: " + ec.message()};
 }
+
+error_info router_closed() { return make_error(errc::connection_lost, "the router closed the connection"); }
 }  // namespace
 
 asio::awaitable<error_info> router_connection::open(const router_address& a, const tls_context* tls) {
-    error_info ended;  // what a read during the set-up ended the connection on (end() puts it here)
+    error_info ended;  // what a feed during the set-up ended the connection on (end() puts it here)
     open_error_ = &ended;
-    std::string request;  // the upgrade request (ws, wss)
     error_info err = co_await connect(a);
     if (!err && (a.tls || a.websocket)) {
-        std::optional<transport::ws_client_upgrade> upgrade;
-        if (a.websocket) request = upgrade.emplace(a.host, a.port, a.resource).request();
-        // Before the TLS handshake: records read with its last flight go through the codec.
-        layers_ = std::make_unique<connection_layers>(a, tls, std::move(upgrade));
+        layers_ = std::make_unique<connection_layers>(a, tls);
+        err = co_await handshake(a);
+        // The messages read with the handshakes (the validate connection often comes with the
+        // last TLS flight or the 101) are reported now, before the loops read on.
+        if (!err && !closed_) (void)on_early();
     }
-    if (!err && a.tls) err = co_await tls_handshake(a);
-    if (!err && a.websocket && !closed_) err = co_await ws_upgrade(request);
     open_error_ = nullptr;
     if (ended) co_return ended;
     if (!err && closed_) err = make_error(errc::connection_lost, "closed during the connection's set-up");
@@ -57,70 +58,78 @@ asio::awaitable<error_info> router_connection::connect(const router_address& a) 
     co_return error_info{};
 }
 
-asio::awaitable<error_info> router_connection::tls_handshake(const router_address& a) {
+asio::awaitable<error_info> router_connection::handshake(const router_address& a) {
     // Within the session's connect_timeout: on expiry it closes us, which ends every step here.
-    auto& engine = *layers_->engine;
+    std::optional<transport::ws_client_upgrade> upgrade;
+    if (a.websocket) upgrade.emplace(a.host, a.port, a.resource);
+    auto* engine = layers_->engine ? &*layers_->engine : nullptr;
+    transport::client_handshake hs(engine, std::move(upgrade), layers_->codec);
     protocol::byte_buffer flight;
-    auto step = engine.handshake({}, flight);
+    auto step = hs.start(flight);
     for (;;) {
-        if (!flight.empty()) {
+        if (!flight.empty()) {  // a TLS flight, the upgrade request, or a failure's alert
             auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(flight), nothrow_awaitable);
-            if (ec) co_return socket_error(ec);
             flight.clear();
+            if (ec) co_return write_failed(a, ec, hs);
         }
-        if (step.status == transport::tls_status::ok) co_return error_info{};
-        if (step.status != transport::tls_status::want_read)
-            co_return make_error(errc::tls_handshake_failed, where(a) + engine.error());
-        const auto ec = co_await read_once([&](std::span<std::byte> in) {
-            step = engine.handshake(in, flight);
-            // Records right behind the last flight (over ssl, the router's validate connection)
-            // go through the layers as any read does.
-            if (step.status == transport::tls_status::ok && step.consumed < in.size())
-                (void)on_wire(in.subspan(step.consumed));
-        });
-        if (ec == asio::error::eof)
-            co_return make_error(errc::tls_handshake_failed, where(a) + "the router closed the connection");
-        if (ec) co_return socket_error(ec);
+        if (step.status == transport::handshake_status::done) co_return error_info{};
+        if (step.status == transport::handshake_status::failed) co_return handshake_error(a, step);
+        const auto ec = co_await read_once([&](std::span<std::byte> in) { step = hs.on_bytes(in, flight); });
+        if (ec == asio::error::eof) step = hs.on_peer_closed();
+        else if (ec) co_return read_failed(ec, hs);
     }
 }
 
-asio::awaitable<error_info> router_connection::ws_upgrade(const std::string& request) {
-    // The codec decides the 101 (transport::ws_client_upgrade) and reads the frames behind it;
-    // a refusal ends the connection with the upgrade's reason, which open() returns.
-    if (auto err = co_await write_now(protocol::as_bytes(request))) co_return err;
-    while (layers_->codec.upgrading() && !closed_) {
-        const auto ec = co_await read_once([this](std::span<std::byte> data) { (void)on_wire(data); });
-        if (closed_) break;
-        if (!ec) continue;
-        if (!layers_->engine) co_return upgrade_failed(ec);
-        if (ec == asio::error::eof) co_return make_error(errc::connection_lost, "the router closed the connection");
-        co_return socket_error(ec);
+error_info router_connection::handshake_error(const router_address& a, const transport::handshake_outcome& o) const {
+    using f = transport::handshake_failure;
+    switch (o.failure) {
+    case f::tls_failed:
+        // TLS 1.3: the router checks our certificate after our handshake is done, so its
+        // refusal (e.g. alert "certificate required") answers our last flight.
+        return o.in_tls ? make_error(errc::tls_handshake_failed, where(a) + o.why) : refused();
+    case f::tls_closed:
+        return router_closed();
+    case f::seal_failed:
+        return make_error(errc::connection_lost, "TLS error: " + o.why);
+    case f::refused:
+        return error_info{o.ec, o.why};
+    case f::peer_closed:
+        if (o.in_tls) return make_error(errc::tls_handshake_failed, where(a) + "the router closed the connection");
+        return layers_->engine ? router_closed() : upgrade_failed(asio::error::eof);
+    case f::none:
+        break;
     }
-    co_return error_info{};
+    return error_info{};
 }
 
-asio::awaitable<error_info> router_connection::write_now(protocol::byte_view plain) {
-    auto& l = *layers_;
-    l.wire.clear();
-    l.wire.swap(l.control);  // a key update's answer, made while reading, goes first
-    if (!l.codec.seal(plain, l.wire)) co_return make_error(errc::connection_lost, "TLS error: " + l.engine->error());
-    auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(l.wire), nothrow_awaitable);
-    protocol::byte_buffer().swap(l.wire);
-    if (!ec || closed_) co_return error_info{};
-    co_return l.engine ? refusal_behind(ec) : upgrade_failed(ec);
+error_info router_connection::write_failed(const router_address& a, const boost::system::error_code& ec,
+                                           transport::client_handshake& hs) {
+    if (hs.in_tls()) return socket_error(ec);
+    if (closed_) return error_info{};  // open() says the set-up was cut short
+    return layers_->engine ? refusal_behind(a, ec, hs) : upgrade_failed(ec);
 }
 
-error_info router_connection::refusal_behind(const boost::system::error_code& write_error) {
+error_info router_connection::read_failed(const boost::system::error_code& ec,
+                                          const transport::client_handshake& hs) const {
+    if (hs.in_tls()) return socket_error(ec);
+    if (closed_) return error_info{};  // open() says the set-up was cut short
+    return layers_->engine ? socket_error(ec) : upgrade_failed(ec);
+}
+
+error_info router_connection::refusal_behind(const router_address& a, const boost::system::error_code& write_error,
+                                             transport::client_handshake& hs) {
     // TLS 1.3 ends our handshake before the router checks our certificate. A router that
-    // refuses it sends an alert and closes, and our first write (the WebSocket upgrade) may
+    // refuses it sends an alert and closes, and our next write (the WebSocket upgrade) may
     // meet the reset (glacier2router: ECONNRESET). The alert is still queued on the socket,
     // readable after the reset: read what is there, without waiting (the socket is
-    // non-blocking), and let the layers say why: a TLS failure ends the connection with it.
+    // non-blocking), and let the handshake say why: a TLS failure is the refusal.
     boost::system::error_code ec;
     const std::span<std::byte> buf = read_scratch();
     const std::size_t n = socket_.read_some(asio::buffer(buf.data(), buf.size()), ec);
-    if (!ec && n > 0) (void)on_wire(buf.first(n));
-    return socket_error(write_error);
+    if (ec || n == 0) return socket_error(write_error);
+    protocol::byte_buffer answers;  // nothing more is sent on this connection
+    const auto o = hs.on_bytes(buf.first(n), answers);
+    return o.status == transport::handshake_status::failed ? handshake_error(a, o) : socket_error(write_error);
 }
 
 }  // namespace moraine::client
