@@ -39,16 +39,12 @@ protocol::byte_buffer layered_stream::take_early() noexcept {
 
 void layered_stream::expect_upgrade() { upgrade_ = std::make_unique<upgrade_state>(); }
 
-void layered_stream::expect_upgrade_answer(ws_client_upgrade upgrade) {
-    upgrade_ = std::make_unique<upgrade_state>(upgrade_state{std::move(upgrade), {}, {}});
-}
-
 boost::system::error_code layered_stream::upgrade_error() const noexcept {
     return end_ == layered_end::refused && upgrade_ ? upgrade_->ec : boost::system::error_code{};
 }
 
 ws_upgrade_result layered_stream::put_upgrade(protocol::byte_view data) {
-    ws_upgrade_result r = std::visit([data](auto& side) { return side.put(data); }, upgrade_->side);
+    ws_upgrade_result r = upgrade_->request.put(data);
     if (r.status == ws_upgrade_status::refused) upgrade_->why = r.why, upgrade_->ec = r.ec;
     return r;
 }

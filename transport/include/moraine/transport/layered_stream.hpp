@@ -4,7 +4,6 @@
 #include <moraine/protocol/bytes.hpp>
 #include <moraine/transport/tls_engine.hpp>
 #include <moraine/transport/ws_control_frame.hpp>
-#include <moraine/transport/ws_client_upgrade.hpp>
 #include <moraine/transport/ws_error.hpp>
 #include <moraine/transport/ws_frame_decoder.hpp>
 #include <moraine/transport/ws_frame_header.hpp>
@@ -19,7 +18,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <variant>
 
 namespace moraine::transport {
 
@@ -32,7 +30,7 @@ enum class layered_end : std::uint8_t {
     tls_failed,   ///< a TLS error (a bad record, an alert); an alert to send went to the sink first
     ws_closed,    ///< the peer sent a WebSocket close frame; its answer went to the sink first
     ws_failed,    ///< a WebSocket protocol error; the close frame for it (if any) went to the sink first
-    refused,      ///< the WebSocket upgrade was refused (a server: its HTTP answer, if any, went to the sink first)
+    refused,      ///< the WebSocket upgrade was refused (its HTTP answer, if any, went to the sink first)
     seal_failed,  ///< an answer could not be sealed (TLS cannot send any more)
 };
 
@@ -61,8 +59,8 @@ struct layered_encoded {
     - `bool send(protocol::byte_view wire)`: wire bytes to write now, before anything encoded
       later (the upgrade's answer, a pong, a close frame, TLS alerts and key update answers;
       already sealed); false when the connection can send nothing more;
-    - `bool upgraded()`: the WebSocket upgrade was accepted (a server's 101 already went to
-      send; a client read the server's 101); false stops the feed.
+    - `bool upgraded()`: the WebSocket upgrade was accepted (the 101 already went to send);
+      false stops the feed.
     The sink is a template argument: no virtual call on the way to the Ice framing.
 
     Outbound, encode() turns a batch of Ice messages into wire bytes: one binary frame per
@@ -98,13 +96,8 @@ public:
     /// Server side of a WebSocket: the first stream bytes are an HTTP upgrade request, to be
     /// answered and decided before any frame is read.
     void expect_upgrade();
-    /** Client side of a WebSocket: the first stream bytes are the server's answer to
-        `upgrade`'s request (which the caller sends, sealed with seal()), decided before any
-        frame is read; frames right behind the 101 are read in the same feed. A refusal ends
-        the feed with layered_end::refused: why() and upgrade_error() say why. */
-    void expect_upgrade_answer(ws_client_upgrade upgrade);
-    /// True from expect_upgrade() or expect_upgrade_answer() until the upgrade was accepted
-    /// (still true once refused).
+    /// True from expect_upgrade() until the upgrade was accepted (still true once refused). A
+    /// client's upgrade is client_handshake's: its stream never upgrades itself.
     bool upgrading() const noexcept { return upgrade_ != nullptr; }
     /// After layered_end::refused: the cause as a ws_errc (ws_upgrade_result::ec); else none.
     boost::system::error_code upgrade_error() const noexcept;
@@ -148,9 +141,9 @@ public:
 
 private:
     struct upgrade_state {
-        std::variant<ws_server_upgrade, ws_client_upgrade> side;  // a server reads a request, a client an answer
-        std::string why;                                         // the refusal, once refused
-        boost::system::error_code ec;                            // its cause
+        ws_server_upgrade request;     // the client's request, read until the decision
+        std::string why;               // the refusal, once refused
+        boost::system::error_code ec;  // its cause
     };
 
     template <class Sink>
