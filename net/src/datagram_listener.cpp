@@ -2,6 +2,7 @@
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/frame_parser.hpp>
+#include <moraine/net/budget_hold.hpp>
 #include <moraine/net/listener.hpp>
 #include <moraine/net/memory_budget.hpp>
 #include <moraine/net/shard.hpp>
@@ -61,10 +62,8 @@ private:
     bool held() noexcept {
         const auto* budget = sh_.budget();
         if (!budget) return false;
-        const bool now_held = held_ ? !budget->below_low() : budget->spent();
-        if (now_held && !held_) ++sh_.metrics().reads_held;
-        held_ = now_held;
-        return held_;
+        if (hold_.update(*budget)) ++sh_.metrics().reads_held;
+        return hold_.held();
     }
 
     void on_received(const boost::system::error_code& ec, std::size_t n) {
@@ -118,7 +117,7 @@ private:
     std::vector<std::byte> buffer_;
     udp::endpoint sender_;
     asio::steady_timer pause_;
-    bool held_ = false;
+    budget_hold hold_;
 };
 
 }  // namespace

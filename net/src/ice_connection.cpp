@@ -109,18 +109,16 @@ asio::steady_timer& ice_connection::lazy_timer(std::unique_ptr<asio::steady_time
 asio::steady_timer& ice_connection::pause_timer() {
     auto& t = lazy_timer(resume_);
     // Held by the memory budget, nothing will call resume_reads(): look again shortly.
-    t.expires_at(held_ ? std::chrono::steady_clock::now() + budget_poll : std::chrono::steady_clock::time_point::max());
+    t.expires_at(budget_hold_.held() ? std::chrono::steady_clock::now() + budget_poll
+                                     : std::chrono::steady_clock::time_point::max());
     return t;
 }
 
 bool ice_connection::reads_held() noexcept {
     const auto* budget = home_.budget();
     if (!budget || !holds_for_budget()) return false;
-    // Hysteresis: stop at the budget, read again only below the low watermark.
-    const bool now_held = held_ ? !budget->below_low() : budget->spent();
-    if (now_held && !held_) ++home_.metrics().reads_held;
-    held_ = now_held;
-    return held_;
+    if (budget_hold_.update(*budget)) ++home_.metrics().reads_held;
+    return budget_hold_.held();
 }
 
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}

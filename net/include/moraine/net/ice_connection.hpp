@@ -6,6 +6,7 @@
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
 #include <moraine/net/asio.hpp>
+#include <moraine/net/budget_hold.hpp>
 #include <moraine/net/close_reason.hpp>
 #include <moraine/net/transport.hpp>
 #include <moraine/net/unique_fd.hpp>
@@ -275,6 +276,7 @@ private:
     static constexpr std::chrono::milliseconds budget_poll{1};
     /// holds_for_budget() and the budget is spent (or, once held, not yet below its low watermark).
     bool reads_held() noexcept;
+    budget_hold budget_hold_;  // reads_held's hysteresis
     /// The timer reading waits on while paused: no expiry (resume_reads() cancels it), or
     /// budget_poll from now while held by the budget.
     asio::steady_timer& pause_timer();
@@ -292,7 +294,6 @@ private:
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
     bool write_in_flight_ = false;  // an asynchronous write is under way
     bool read_armed_ = false;       // a readability or resume wait is pending
-    bool held_ = false;             // reading held by the memory budget (reads_held)
     bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
 };
 
