@@ -70,13 +70,13 @@ struct ice_connection::layers {
 /// answers to the socket (in order with what is pending). The upgrade is the handshake's.
 struct ice_connection::layer_sink {
     ice_connection& c;
-    bool stream(std::span<const std::byte> ice) { return c.on_bytes(ice) && !c.closed_; }
+    bool stream(std::span<const std::byte> ice) { return c.on_bytes(ice) && !c.closed(); }
     bool send(protocol::byte_view wire) {
-        if (c.closed_) return false;
+        if (c.closed()) return false;
         c.send_raw(wire);
-        return !c.closed_;
+        return !c.closed();
     }
-    bool upgraded() { return !c.closed_; }  // never past the handshake
+    bool upgraded() { return !c.closed(); }  // never past the handshake
 };
 
 ice_connection::ice_connection(shard& home, transport t)
@@ -98,7 +98,7 @@ bool ice_connection::wire_backlog() const noexcept {
 }
 
 ice_connection::~ice_connection() {
-    if (!closed_) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
+    if (!closed()) --home_.metrics().connections_open;  // never opened for use (a failed set-up)
 }
 
 asio::steady_timer& ice_connection::lazy_timer(std::unique_ptr<asio::steady_timer>& t) {
@@ -161,7 +161,7 @@ void ice_connection::schedule_write() {
 
 void ice_connection::flush_turn() {
     flush_marked_ = false;
-    if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    if (closed() || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
     if (layers_) return flush_layered();
     thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
     out_.gather(batch, max_frames_per_write);
@@ -177,12 +177,12 @@ void ice_connection::flush_turn() {
     }
     const std::size_t before = out_.bytes(), footprint_before = out_.footprint();
     after_write(before, footprint_before, out_.consume(n));
-    if (!out_.empty() && !closed_) wake_writer();  // a short write, or more than one writev holds
+    if (!out_.empty() && !closed()) wake_writer();  // a short write, or more than one writev holds
 }
 
 void ice_connection::prefetch_for_flush() const noexcept {
     __builtin_prefetch(&flush_marked_);
-    __builtin_prefetch(&closed_);
+    __builtin_prefetch(&close_);
     __builtin_prefetch(&out_);
     __builtin_prefetch(&socket_);
     __builtin_prefetch(&transport_);
@@ -193,8 +193,8 @@ void ice_connection::after_write(std::size_t bytes_before, std::size_t footprint
     home_.metrics().queue_footprint -= footprint_before - out_.footprint();
     home_.note_queue_bytes();
     if (fell_below_low) on_drained();
-    if (out_.empty() && close_pending_) close_message_written();
-    if (out_.empty() && !closed_ && !wire_backlog()) on_written();
+    if (out_.empty() && close_.message_written()) --home_.metrics().close_messages_pending;
+    if (out_.empty() && !closed() && !wire_backlog()) on_written();
 }
 
 void ice_connection::start_accepted() {
@@ -216,7 +216,7 @@ bool ice_connection::movable_with_partial() const noexcept {
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
         !layers_ || (layers_->codec.movable() && layers_->pending.empty() && layers_->writing.empty());
-    return layers_movable && !closed_ && !closing_ && out_.empty() && !write_in_flight_ && !flush_marked_ &&
+    return layers_movable && close_.open() && out_.empty() && !write_in_flight_ && !flush_marked_ &&
            awaiting_backend_ == 0;
 }
 
@@ -225,15 +225,15 @@ std::chrono::milliseconds ice_connection::idle_for() const noexcept {
 }
 
 unique_fd ice_connection::release_for_move(std::string_view why) {
-    if (closed_ || !socket_.is_open()) return unique_fd();
+    if (closed() || !socket_.is_open()) return unique_fd();
     unique_fd copy(::fcntl(socket_.native_handle(), F_DUPFD_CLOEXEC, 0));
     if (!copy) return copy;
-    closed_ = true;
+    const bool close_message_pending = close_.close() == close_state::value::close_queued;
     auto& m = home_.metrics();
     --m.connections_open;
     if (accepted_) home_.remove_accepted(this);
     if (counted_from_) home_.set().release_connection(*counted_from_);
-    close_message_written();
+    if (close_message_pending) --m.close_messages_pending;
     ++m.closed[static_cast<std::size_t>(close_reason::moved)];
     m.queue_bytes -= out_.bytes();
     m.queue_footprint -= out_.footprint();
@@ -256,10 +256,10 @@ bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::mil
     if (!admit(connection_origin::moved)) return false;  // the peer is gone
     last_activity_ = std::chrono::steady_clock::now() - idle;
     start_loops();
-    if (closed_) return false;
+    if (closed()) return false;
     // Before anything the socket holds: the old process read these bytes first.
     if (!pending.empty() && !on_bytes(pending)) reads_stopped_ = true;
-    return !closed_;
+    return !closed();
 }
 
 bool ice_connection::admit(connection_origin origin) {
@@ -288,8 +288,10 @@ bool ice_connection::reject(std::string_view what, const boost::system::error_co
 }
 
 enqueue_result ice_connection::enqueue(outbound_frame f) {
-    if (closed_) return enqueue_result::over_limit;
-    if (closing_) return enqueue_result::queued;  // nothing may follow the close-connection message
+    if (!close_.open()) {  // one test on the per-event path, then which of the two
+        if (close_.closed()) return enqueue_result::over_limit;
+        return enqueue_result::queued;  // closing: nothing may follow the close-connection message
+    }
     queued_since_heartbeat_ = true;
     const std::size_t size = f.size(), footprint_before = out_.footprint();
     const auto r = out_.push(std::move(f));
@@ -311,14 +313,14 @@ void ice_connection::heartbeat_if_idle() {
 }
 
 void ice_connection::heartbeat() {
-    if (closed_ || closing_ || !loops_started_) return;
+    if (!close_.open() || !loops_started_) return;
     ++home_.metrics().heartbeats_sent;
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
 }
 
 void ice_connection::close_gracefully() {
-    if (closed_ || closing_) return;
+    if (!close_.open()) return;
     if (!loops_started_) {  // still in its TLS handshake or WebSocket upgrade: no Ice byte sent yet
         close(close_reason::shutdown, "router shutting down");
         return;
@@ -328,24 +330,19 @@ void ice_connection::close_gracefully() {
         return;
     }
     enqueue(protocol::byte_buffer(protocol::close_connection_message.begin(), protocol::close_connection_message.end()));
-    if (closed_) return;
-    closing_ = true;
-    close_pending_ = !out_.empty();
-    if (close_pending_) ++home_.metrics().close_messages_pending;
-}
-
-void ice_connection::close_message_written() noexcept {
-    if (!std::exchange(close_pending_, false)) return;
-    --home_.metrics().close_messages_pending;
+    if (closed()) return;
+    // Set only now: the enqueue itself may have written it (a layered write path encodes at once).
+    if (close_.queue_close_message(!out_.empty())) ++home_.metrics().close_messages_pending;
 }
 
 void ice_connection::close(close_reason reason, std::string_view why) {
-    if (std::exchange(closed_, true)) return;
+    const auto before = close_.close();
+    if (before == close_state::value::closed) return;
     auto& m = home_.metrics();
     --m.connections_open;
     if (accepted_) home_.remove_accepted(this);
     if (counted_from_) home_.set().release_connection(*counted_from_);
-    close_message_written();  // or abandoned: either way no longer pending
+    if (before == close_state::value::close_queued) --m.close_messages_pending;  // or abandoned: no longer pending
     ++m.closed[static_cast<std::size_t>(reason)];
     m.queue_bytes -= out_.bytes();  // the frames stay until the connection is freed, but no longer wait
     m.queue_footprint -= out_.footprint();
@@ -358,9 +355,9 @@ void ice_connection::close(close_reason reason, std::string_view why) {
 }
 
 void ice_connection::arm_read() {
-    if (closed_ || read_armed_) return;
+    if (closed() || read_armed_) return;
     read_armed_ = true;
-    if (closing_ || reads_stopped_ || reads_paused() || reads_held()) {
+    if (close_.closing() || reads_stopped_ || reads_paused() || reads_held()) {
         // As the TLS and WebSocket read loops do: the pending wait on resume_ holds the
         // connection until resume_reads() (or close()) cancels it, or the budget poll expires.
         pause_timer().async_wait([self = shared_from_this()](const boost::system::error_code&) {
@@ -378,7 +375,7 @@ void ice_connection::arm_read() {
 
 void ice_connection::on_readable(const boost::system::error_code& wait_error) {
     read_armed_ = false;
-    if (closed_) return;
+    if (closed()) return;
     if (wait_error) {
         close(close_reason::io_error, wait_error.message());
         return;
@@ -410,7 +407,7 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
 }
 
 void ice_connection::write_async() {
-    if (closed_ || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    if (closed() || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
     out_.gather(async_batch_, max_frames_per_write);
     write_in_flight_ = true;
     asio::async_write(socket_, async_batch_,
@@ -421,7 +418,7 @@ void ice_connection::write_async() {
 
 void ice_connection::on_async_written(const boost::system::error_code& ec) {
     write_in_flight_ = false;
-    if (closed_) return;
+    if (closed()) return;
     if (ec) {
         close(close_reason::io_error, ec.message());
         return;
@@ -445,13 +442,13 @@ bool ice_connection::on_bytes(protocol::byte_view data) {
 }
 
 bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
-    if (closed_) return false;  // an earlier message of the same read closed the connection
-    if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed_;
+    if (closed()) return false;  // an earlier message of the same read closed the connection
+    if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed();
     protocol::byte_buffer plain;
     boost::system::error_code ec;
     const auto inner = protocol::decompress_frame(frame, limits_of(home_.cfg()), plain, ec);
     if (!inner) return reject("bad compressed message", ec);
-    return on_frame(*inner) && !closed_;
+    return on_frame(*inner) && !closed();
 }
 
 void ice_connection::close_on_read_error(const boost::system::error_code& ec) {
@@ -484,7 +481,7 @@ void ice_connection::start_handshakes() {
     layers_->handshake->start_accepted(
         [this](protocol::byte_view wire) {
             send_raw(wire);
-            return !closed_;
+            return !closed();
         },
         std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms),
         [weak = weak_from_this()](const char* what) {
@@ -495,11 +492,11 @@ void ice_connection::start_handshakes() {
 
 void ice_connection::arm_handshake_read() {
     socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
-        if (self->closed_) return;
+        if (self->closed()) return;
         // The shard's scratch is the handshake's until this handler returns, as in on_readable.
         self->on_handshake(self->layers_->handshake->on_readable(ec, self->home_.scratch(), self->home_.handshakes(),
                                                                  [self] {
-                                                                     if (self->closed_) return;
+                                                                     if (self->closed()) return;
                                                                      self->on_handshake(
                                                                          self->layers_->handshake->after_pool_step());
                                                                  }));
@@ -507,7 +504,7 @@ void ice_connection::arm_handshake_read() {
 }
 
 void ice_connection::on_handshake(handshake_state s) {
-    if (closed_) return;  // by the handshake's own send, or its deadline
+    if (closed()) return;  // by the handshake's own send, or its deadline
     switch (s) {
     case handshake_state::want_read:
         return arm_handshake_read();
@@ -538,8 +535,8 @@ void ice_connection::end_handshake(bool done) {
     // What came right behind the handshake, in this read: dispatched now, then the end that
     // came with it (a close frame, a TLS close), as a read would.
     const auto early = handshake->take_early();
-    const bool more = closed_ || early.empty() || on_bytes(early);
-    if (closed_) return;
+    const bool more = closed() || early.empty() || on_bytes(early);
+    if (closed()) return;
     if (!more || (end != tp::layered_end::need_more && !after_layers(end))) reads_stopped_ = true;
 }
 
@@ -562,7 +559,7 @@ bool ice_connection::on_wire_bytes(std::span<std::byte> data) {
 bool ice_connection::after_layers(tp::layered_end end) {
     switch (end) {
     case tp::layered_end::need_more:
-        return !closed_;
+        return !closed();
     case tp::layered_end::stopped:
         return false;
     case tp::layered_end::tls_closed:
@@ -642,25 +639,25 @@ void ice_connection::flush_layered() {
     if (n < wire.size()) layers_->pending.assign(wire.begin() + static_cast<std::ptrdiff_t>(n), wire.end());
     if (wire.capacity() > 2 * tp::layered_stream::flush_max) protocol::byte_buffer().swap(wire);  // give a burst back
     after_write(before, footprint_before, fell);
-    if ((wire_backlog() || !out_.empty()) && !closed_) write_layered_async();
+    if ((wire_backlog() || !out_.empty()) && !closed()) write_layered_async();
 }
 
 void ice_connection::write_layered_async() {
-    if (closed_ || write_in_flight_) return;
+    if (closed() || write_in_flight_) return;
     if (layers_->pending.empty()) {
         if (!writes_enabled_ || out_.empty()) return;
         bool fell = false;
         std::size_t before = 0, footprint_before = 0;
         if (!encode_queued(layers_->pending, fell, before, footprint_before)) return;
         after_write(before, footprint_before, fell);
-        if (closed_ || layers_->pending.empty()) return;
+        if (closed() || layers_->pending.empty()) return;
     }
     std::swap(layers_->pending, layers_->writing);  // appends go to `pending` while this write runs
     write_in_flight_ = true;
     asio::async_write(socket_, asio::buffer(layers_->writing),
                       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                           self->write_in_flight_ = false;
-                          if (self->closed_) return;
+                          if (self->closed()) return;
                           if (ec) return self->close(close_reason::io_error, ec.message());
                           protocol::byte_buffer().swap(self->layers_->writing);  // a drained connection keeps nothing
                           try {

@@ -8,6 +8,7 @@
 #include <moraine/net/asio.hpp>
 #include <moraine/net/budget_hold.hpp>
 #include <moraine/net/close_reason.hpp>
+#include <moraine/net/close_state.hpp>
 #include <moraine/net/transport.hpp>
 #include <moraine/net/unique_fd.hpp>
 #include <moraine/net/write_queue.hpp>
@@ -59,7 +60,7 @@ public:
     /// Glacier2's to policy violations). Idempotent; runs on_closed once. `reason` is counted in
     /// moraine_connections_closed_total; `why` goes to the log and to on_closed.
     void close(close_reason reason, std::string_view why);
-    bool closed() const noexcept { return closed_; }
+    bool closed() const noexcept { return close_.closed(); }
 
     /** Graceful close, Ice's way: stops reading new messages, sends a close-connection message
         after whatever is queued, and sends nothing after it (frames enqueued later are dropped).
@@ -168,13 +169,13 @@ protected:
         if (frame.header.type == protocol::message_type::request) {
             auto r = protocol::decode_request(frame.body());
             if (!r) return reject("malformed request", r.error());
-            return fn(*r) && !closed_;
+            return fn(*r) && !closed();
         }
         protocol::batch_reader batch(frame.body());
         while (!batch.done()) {
             auto r = batch.next();
             if (!r) break;
-            if (!fn(*r) || closed_) return false;
+            if (!fn(*r) || closed()) return false;
         }
         return !batch.error() || reject("malformed batch request", batch.error());
     }
@@ -281,16 +282,13 @@ private:
     /// budget_poll from now while held by the budget.
     asio::steady_timer& pause_timer();
     std::chrono::steady_clock::time_point last_activity_;
-    void close_message_written() noexcept;
 
     std::uint32_t awaiting_backend_ = 0;  // forwarded twoways not yet answered
     bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
-    bool closed_ = false;
-    bool closing_ = false;        // close_gracefully: the close-connection message is queued
-    bool close_pending_ = false;  // ...and not yet written
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
     bool loops_started_ = false;  // handshakes done, reading and writing started
+    close_state close_;             // open, close message queued / written, closed
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
     bool write_in_flight_ = false;  // an asynchronous write is under way
     bool read_armed_ = false;       // a readability or resume wait is pending
