@@ -37,7 +37,7 @@ backend_connection::backend_connection(shard& home, std::vector<protocol::endpoi
       endpoint_(candidates_.front()),
       key_(std::move(key)),
       deadline_(home.executor()) {
-    writes_enabled_ = false;  // until the back end's validate connection arrives
+    startup_.hold_writes();  // until the back end's validate connection arrives
 }
 
 backend_connection::~backend_connection() = default;
@@ -122,7 +122,7 @@ bool backend_connection::on_frame(const protocol::frame_view& frame) {
         validated_ = true;
         connect_failed_.clear();
         deadline_.cancel();
-        writes_enabled_ = true;
+        startup_.release_writes();
         wake_writer();
         return true;
     }

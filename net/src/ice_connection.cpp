@@ -124,7 +124,7 @@ bool ice_connection::reads_held() noexcept {
 void ice_connection::relay_reply(std::int32_t, const protocol::reply_view&, std::uint8_t) {}
 
 void ice_connection::start_loops() {
-    loops_started_ = true;
+    startup_.start_loops();
     // Reads and writes never block the shard; a socket that cannot do that (only a broken
     // descriptor cannot) is closed rather than served some other way.
     boost::system::error_code ec;
@@ -151,7 +151,7 @@ void ice_connection::wake_writer() {
 
 void ice_connection::schedule_write() {
     // Written at the end of the turn, once for everything the turn queued.
-    if (write_in_flight_ || !writes_enabled_) {
+    if (write_in_flight_ || !startup_.writes_enabled()) {
         wake_writer();
         return;
     }
@@ -161,7 +161,7 @@ void ice_connection::schedule_write() {
 
 void ice_connection::flush_turn() {
     flush_marked_ = false;
-    if (closed() || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    if (closed() || write_in_flight_ || !startup_.writes_enabled() || out_.empty()) return;
     if (layers_) return flush_layered();
     thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
     out_.gather(batch, max_frames_per_write);
@@ -211,7 +211,7 @@ void ice_connection::start_accepted() {
 bool ice_connection::at_message_boundary() const noexcept { return in_.buffered() == 0 && movable_with_partial(); }
 
 bool ice_connection::movable_with_partial() const noexcept {
-    if (!loops_started_) return false;  // handshaking (the codec is the handshake's) or not started
+    if (!startup_.loops_started()) return false;  // handshaking (the codec is the handshake's) or not started
     // WebSocket without TLS: upgraded, between two frames, no wire bytes waiting; a fresh decoder
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
@@ -313,7 +313,7 @@ void ice_connection::heartbeat_if_idle() {
 }
 
 void ice_connection::heartbeat() {
-    if (!close_.open() || !loops_started_) return;
+    if (!close_.open() || !startup_.loops_started()) return;
     ++home_.metrics().heartbeats_sent;
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
@@ -321,7 +321,7 @@ void ice_connection::heartbeat() {
 
 void ice_connection::close_gracefully() {
     if (!close_.open()) return;
-    if (!loops_started_) {  // still in its TLS handshake or WebSocket upgrade: no Ice byte sent yet
+    if (!startup_.loops_started()) {  // still in its TLS handshake or WebSocket upgrade: no Ice byte sent yet
         close(close_reason::shutdown, "router shutting down");
         return;
     }
@@ -407,7 +407,7 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
 }
 
 void ice_connection::write_async() {
-    if (closed() || write_in_flight_ || !writes_enabled_ || out_.empty()) return;
+    if (closed() || write_in_flight_ || !startup_.writes_enabled() || out_.empty()) return;
     out_.gather(async_batch_, max_frames_per_write);
     write_in_flight_ = true;
     asio::async_write(socket_, async_batch_,
@@ -475,7 +475,7 @@ void ice_connection::start_handshakes() {
         close(close_reason::io_error, "cannot make the socket non-blocking: " + ec.message());
         return;
     }
-    writes_enabled_ = false;  // the codec is the handshake's; validate connection comes after it
+    startup_.hold_writes();  // the codec is the handshake's; validate connection comes after it
     layers_->handshake =
         std::make_unique<connection_handshake>(socket_, transport_.engine(), std::move(layers_->codec));
     layers_->handshake->start_accepted(
@@ -485,7 +485,7 @@ void ice_connection::start_handshakes() {
         },
         std::chrono::milliseconds(home_.cfg().tls.handshake_timeout_ms),
         [weak = weak_from_this()](const char* what) {
-            if (auto c = weak.lock(); c && !c->loops_started_) c->close(close_reason::handshake, what);
+            if (auto c = weak.lock(); c && !c->startup_.loops_started()) c->close(close_reason::handshake, what);
         });
     arm_handshake_read();
 }
@@ -528,7 +528,7 @@ void ice_connection::end_handshake(bool done) {
         else close(handshake->failure().reason, handshake->failure().why);
         return;
     }
-    writes_enabled_ = true;
+    startup_.release_writes();
     enqueue(protocol::byte_buffer(protocol::validate_connection_message.begin(),
                                   protocol::validate_connection_message.end()));
     start_loops();
@@ -645,7 +645,7 @@ void ice_connection::flush_layered() {
 void ice_connection::write_layered_async() {
     if (closed() || write_in_flight_) return;
     if (layers_->pending.empty()) {
-        if (!writes_enabled_ || out_.empty()) return;
+        if (!startup_.writes_enabled() || out_.empty()) return;
         bool fell = false;
         std::size_t before = 0, footprint_before = 0;
         if (!encode_queued(layers_->pending, fell, before, footprint_before)) return;

@@ -9,6 +9,7 @@
 #include <moraine/net/budget_hold.hpp>
 #include <moraine/net/close_reason.hpp>
 #include <moraine/net/close_state.hpp>
+#include <moraine/net/startup_state.hpp>
 #include <moraine/net/transport.hpp>
 #include <moraine/net/unique_fd.hpp>
 #include <moraine/net/write_queue.hpp>
@@ -202,7 +203,7 @@ protected:
     transport transport_;
     tcp::socket& socket_;  // transport_'s TCP socket
     write_queue out_;
-    bool writes_enabled_ = true;  // false while an accepted connection handshakes or a back end awaits its validate connection
+    startup_state startup_;  // handshakes, a back end's validate connection, then the loops
     /// Writes what is queued now with an asynchronous write. Nothing while a write is in flight
     /// (it takes the new frames next).
     void wake_writer();
@@ -287,7 +288,6 @@ private:
     bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
     bool accepted_ = false;       // registered with the shard as an accepted connection
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
-    bool loops_started_ = false;  // handshakes done, reading and writing started
     close_state close_;             // open, close message queued / written, closed
     bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
     bool write_in_flight_ = false;  // an asynchronous write is under way
