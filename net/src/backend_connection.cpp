@@ -93,7 +93,7 @@ asio::awaitable<void> backend_connection::connect() {
     deadline_.expires_after(std::chrono::milliseconds(home_.cfg().backend_connect_timeout_ms));
     deadline_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
         if (ec) return;
-        if (auto c = std::static_pointer_cast<backend_connection>(weak.lock()); c && !c->validated_)
+        if (auto c = std::static_pointer_cast<backend_connection>(weak.lock()); c && !c->validated())
             c->close(close_reason::io_error, "::Ice::ConnectTimeoutException:\ntimeout while establishing a connection");
     });
     boost::system::error_code ignored;
@@ -114,15 +114,14 @@ asio::awaitable<void> backend_connection::connect() {
 
 bool backend_connection::on_frame(const protocol::frame_view& frame) {
     using protocol::message_type;
-    if (!validated_) {
+    if (!validated()) {
         if (frame.header.type != message_type::validate_connection) {
             close(close_reason::protocol_error, "back end did not validate the connection");
             return false;
         }
-        validated_ = true;
+        startup_.release_writes();  // validated(): requests queued meanwhile go now
         connect_failed_.clear();
         deadline_.cancel();
-        startup_.release_writes();
         wake_writer();
         return true;
     }
@@ -235,7 +234,7 @@ void backend_connection::fail_pending(std::string_view why) {
 void backend_connection::on_closed(std::string_view why) {
     spdlog::debug("back-end connection {} closed: {}", key_, why);
     deadline_.cancel();
-    failure_ = validated_ ? connection_lost_text(why) : std::string(why);
+    failure_ = validated() ? connection_lost_text(why) : std::string(why);
     home_.backends().remove(key_, this);
     // First: a request failed below may resolve its proxy again at once, which must not find
     // the answer that led here.

@@ -68,15 +68,16 @@ public:
     const std::string& key() const noexcept { return key_; }
     /// True once the connection closed without ever being established (connect or validation
     /// failed): nothing queued on it was sent, oneways included.
-    bool failed_unconnected() const noexcept { return closed() && !validated_; }
+    bool failed_unconnected() const noexcept { return closed() && !validated(); }
     /// The back end's validate connection arrived: requests may have been written. Until then
     /// nothing was sent, so a request failed on this connection can be sent elsewhere safely.
-    bool validated() const noexcept { return validated_; }
+    /// (A back end holds its writes from construction until then: startup_state.)
+    bool validated() const noexcept { return startup_.writes_enabled(); }
     /// Runs `fn` (on this shard) if this connection closes before the back end validated it:
     /// its endpoints did not answer. Used to drop a locator answer that led here. Ignored once
     /// validated or closed.
     void on_connect_failed(std::function<void()> fn) {
-        if (!validated_ && !closed()) connect_failed_.push_back(std::move(fn));
+        if (!validated() && !closed()) connect_failed_.push_back(std::move(fn));
     }
     /// Twoway requests sent and not yet answered.
     std::size_t in_flight() const noexcept { return pending_.size(); }
@@ -110,7 +111,6 @@ private:
     std::vector<std::weak_ptr<ice_connection>> paused_feeders_;
     std::int32_t next_id_ = 1;
     asio::steady_timer deadline_;  // connect + validation must finish before it expires
-    bool validated_ = false;
     std::string failure_;  // why the connection failed, for pending requests
     std::vector<std::function<void()>> connect_failed_;  // on_connect_failed, until validated
 };
