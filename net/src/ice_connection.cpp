@@ -140,7 +140,7 @@ void ice_connection::start_loops() {
     if (layers_ && layers_->codec.has_early()) {
         auto early = layers_->codec.take_early();
         layer_sink sink{*this};
-        if (!after_layers(layers_->codec.feed_plain(early, sink))) reads_stopped_ = true;
+        if (!after_layers(layers_->codec.feed_plain(early, sink))) reader_.stop();
     }
 }
 
@@ -258,7 +258,7 @@ bool ice_connection::start_adopted(protocol::byte_view pending, std::chrono::mil
     start_loops();
     if (closed()) return false;
     // Before anything the socket holds: the old process read these bytes first.
-    if (!pending.empty() && !on_bytes(pending)) reads_stopped_ = true;
+    if (!pending.empty() && !on_bytes(pending)) reader_.stop();
     return !closed();
 }
 
@@ -355,13 +355,12 @@ void ice_connection::close(close_reason reason, std::string_view why) {
 }
 
 void ice_connection::arm_read() {
-    if (closed() || read_armed_) return;
-    read_armed_ = true;
-    if (close_.closing() || reads_stopped_ || reads_paused() || reads_held()) {
+    if (closed() || !reader_.arm()) return;  // at most one wait pending
+    if (close_.closing() || reader_.stopped() || reads_paused() || reads_held()) {
         // As the TLS and WebSocket read loops do: the pending wait on resume_ holds the
         // connection until resume_reads() (or close()) cancels it, or the budget poll expires.
         pause_timer().async_wait([self = shared_from_this()](const boost::system::error_code&) {
-            self->read_armed_ = false;
+            self->reader_.woke();
             self->arm_read();
         });
         return;
@@ -374,7 +373,7 @@ void ice_connection::arm_read() {
 }
 
 void ice_connection::on_readable(const boost::system::error_code& wait_error) {
-    read_armed_ = false;
+    reader_.woke();
     if (closed()) return;
     if (wait_error) {
         close(close_reason::io_error, wait_error.message());
@@ -402,7 +401,7 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
         // stops, the shard runs on.
         report_bug(std::current_exception());
     }
-    if (!more) reads_stopped_ = true;
+    if (!more) reader_.stop();
     arm_read();
 }
 
@@ -537,7 +536,7 @@ void ice_connection::end_handshake(bool done) {
     const auto early = handshake->take_early();
     const bool more = closed() || early.empty() || on_bytes(early);
     if (closed()) return;
-    if (!more || (end != tp::layered_end::need_more && !after_layers(end))) reads_stopped_ = true;
+    if (!more || (end != tp::layered_end::need_more && !after_layers(end))) reader_.stop();
 }
 
 asio::awaitable<client_handshake_result> ice_connection::client_handshakes(const protocol::endpoint& ep) {

@@ -9,6 +9,7 @@
 #include <moraine/net/budget_hold.hpp>
 #include <moraine/net/close_reason.hpp>
 #include <moraine/net/close_state.hpp>
+#include <moraine/net/read_gate.hpp>
 #include <moraine/net/startup_state.hpp>
 #include <moraine/net/transport.hpp>
 #include <moraine/net/unique_fd.hpp>
@@ -285,14 +286,14 @@ private:
     std::chrono::steady_clock::time_point last_activity_;
 
     std::uint32_t awaiting_backend_ = 0;  // forwarded twoways not yet answered
+    // The bools left are single facts, each owned by one agent, with every combination legal.
     bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
-    bool accepted_ = false;       // registered with the shard as an accepted connection
+    bool accepted_ = false;       // registered with the shard as an accepted connection (its role)
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
     close_state close_;             // open, close message queued / written, closed
-    bool flush_marked_ = false;    // on the shard's turn_flusher list for this turn
-    bool write_in_flight_ = false;  // an asynchronous write is under way
-    bool read_armed_ = false;       // a readability or resume wait is pending
-    bool reads_stopped_ = false;    // on_frame asked to stop reading (a stopped read loop)
+    bool flush_marked_ = false;     // on the shard's turn_flusher list for this turn (mark() once)
+    bool write_in_flight_ = false;  // an asynchronous write is under way (asio owns the buffers)
+    read_gate reader_;              // one pending read wait; stopped for good by on_frame
 };
 
 }  // namespace moraine::net
