@@ -7,7 +7,7 @@ and optionally the failover of one router. Run as root.
   /usr/bin/python3 perf/cluster.py [--routers 2] [--sessions 2000] [--duration 30] [--threads 1]
         [--front haproxy|none|reuseport] [--auth crypt|allow_all] [--failover] [--check] [--bin build/bin] [--json FILE] [--keep-logs DIR]
         [--settle-min 3] [--settle-max 30] [--setup-timeout S] [--failover-timeout 60] [--tail 5]
-        [--time-bound S] [--cleanup-stale] [--rate 1]
+        [--time-bound S] [--cleanup-stale] [--rate 1] [--sessions-per-subscriber 17000]
         [--backbone icebox|replicated|federated] [--kill-backbone] [--kill-replica publisher|master|slave|1|2|3]
         [--kill-what replica|node|registry] [--backbone-tail 30] [--hold-down 0] [--election-timeout 1] [--upstream-manager PROXY]
 
@@ -30,7 +30,9 @@ mrn<pid>-<role>, so concurrent runs never collide:
   mrn<pid>-r<i>  198.18.1.<i> moraine-router, its embedded topic service kept linked from the
                               backbone by its own topics.upstream section (topic `time`)
   mrn<pid>-c<j>  198.18.2.<j> clock-subscriber --reconnect through HAProxy, at most 17,000
-                              sessions per process (the 20,000 descriptors limit)
+                              sessions per process (the 20,000 descriptors limit), or
+                              --sessions-per-subscriber: each process has one thread, and its
+                              CPU bounds how fast its sessions come back after a failover
 
 --backbone replicated: instead of the icebox, IceStorm replicated 3 times under IceGrid 3.7:
 
@@ -1165,7 +1167,7 @@ class Run:
         return ":".join("tcp -h 198.18.1.%d -p %d" % (i, CLIENT_PORT) for i in range(1, self.a.routers + 1))
 
     def start_subscribers(self, total, duration):
-        p = math.ceil(total / SESSIONS_PER_SUBSCRIBER)
+        p = math.ceil(total / self.a.sessions_per_subscriber)
         counts = [total // p + (1 if j < total % p else 0) for j in range(p)]
         for j, n in enumerate(counts, 1):
             cmd = [self.bins["clock-subscriber"], "--router", self.router_proxy_endpoints(),
@@ -1418,7 +1420,10 @@ class Run:
         at the end) and each router's sessions and subscribers (/metrics; None for a router
         that did not answer)."""
         ms = self.scrape_routers()
-        return {"t": time.monotonic(),
+        # CPU seconds so far of each router and subscriber process: which of them is saturated
+        # while the sessions come back (the difference between two samples over their interval).
+        cpu = {name: cpu_seconds(pid) for name, role, pid in self.cpu_subjects() if role in ("router", "subscriber")}
+        return {"t": time.monotonic(), "cpu_s": cpu,
                 "sessions": {"router-%d" % i: int(m.get("moraine_sessions", 0)) if m else None for i, m in ms.items()},
                 "subscribers": {"router-%d" % i: int(m.get("moraine_subscribers", 0)) if m else None
                                 for i, m in ms.items()}}
@@ -2173,6 +2178,9 @@ def main():
     ap.add_argument("--settle-min", type=int, default=3, help="seconds at least between all up and the window (default 3)")
     ap.add_argument("--settle-max", type=int, default=30, help="seconds at most to wait for steady ticks (default 30)")
     ap.add_argument("--setup-timeout", type=int, help="seconds for every session to come up (default 60 + sessions/200)")
+    ap.add_argument("--sessions-per-subscriber", type=int, default=SESSIONS_PER_SUBSCRIBER,
+                    help="at most this many sessions per clock-subscriber process (default %d; one thread each)"
+                    % SESSIONS_PER_SUBSCRIBER)
     ap.add_argument("--failover-timeout", type=int, default=60, help="seconds for every session to be restored (default 60)")
     ap.add_argument("--tail", type=int, default=5, help="seconds of ticks after the failover (default 5)")
     ap.add_argument("--time-bound", type=int, help="seconds the whole run may take before it is stopped "
@@ -2200,7 +2208,7 @@ def main():
     if not 1 <= a.routers <= 200 or a.sessions < 1 or a.duration < 1 or a.threads < 0:
         print("cluster.py: --routers 1..200, --sessions >= 1, --duration >= 1, --threads >= 0", file=sys.stderr)
         return 2
-    if math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER) > 250:
+    if math.ceil(a.sessions / a.sessions_per_subscriber) > 250:
         print("cluster.py: too many sessions", file=sys.stderr)
         return 2
     if a.kill_backbone and a.backbone == "icebox":
@@ -2240,7 +2248,7 @@ def main():
                           "failover": a.failover, "backbone": a.backbone, "kill_backbone": a.kill_backbone,
                           "kill_replica": a.kill_replica if a.kill_backbone else None,
                           "kill_what": a.kill_what if a.kill_backbone else None,
-                          "subscriber_processes": math.ceil(a.sessions / SESSIONS_PER_SUBSCRIBER),
+                          "subscriber_processes": math.ceil(a.sessions / a.sessions_per_subscriber),
                           "front": a.front, "auth": a.auth,
                           "haproxy_processes": (math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1
                                                 if a.front == "haproxy" else 0),
