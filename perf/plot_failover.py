@@ -3,10 +3,10 @@
 
   /usr/bin/python3 perf/plot_failover.py OUT.png RUN.json [RUN.json ...]
 
-One column per run. Top: sessions held by each router (moraine_sessions, polled every ~0.2 s)
-and by all of them, against seconds since the kill (-2 s: the steady state before it). Bottom:
-ticks the subscribers received per second, and their sessions reconnecting, from their 1 s
-status lines. Needs python3-matplotlib.
+One column per run. Top: sessions held by each router (moraine_sessions, polled every ~0.2 s),
+by all of them, and the subscribers of all of them (moraine_subscribers), against seconds since
+the kill (-2 s: the steady state before it). Bottom: ticks the subscribers received per second,
+and their sessions reconnecting, from their 1 s status lines. Needs python3-matplotlib.
 """
 import os
 import sys
@@ -26,6 +26,10 @@ def plot_run(top, bottom, res):
         top.plot(ts, [g["sessions"].get(n) or 0 for g in tl["routers"]], label=n, drawstyle="steps-post")
     top.plot(ts, [sum(v or 0 for v in g["sessions"].values()) for g in tl["routers"]], "k--", label="all routers",
              drawstyle="steps-post")
+    # Subscribed again: the topic service's subscribers, all routers (a session is back for its
+    # user only once its subscription is).
+    top.plot(ts, [sum(v or 0 for v in g.get("subscribers", {}).values()) for g in tl["routers"]], "g:",
+             label="subscribers, all routers", drawstyle="steps-post")
     top.axvline(0, color="red", linewidth=0.8)
     top.set_ylabel("sessions held")
     cfg = res["config"]
