@@ -398,7 +398,7 @@ def start_routers(kind, a, bins, tmp, transport="tcp"):
 
     try:
         if kind == "moraine":
-            cfg = v["moraine_yaml"] if v else os.path.join(REPO, "conf", "moraine.yaml")
+            cfg = v["moraine_yaml"] if v else a.moraine_yaml
             p = Proc("moraine-router", [bins["moraine-router"], "--config", cfg], tmp)
             procs["router"] = p
             for port in a.ports:
@@ -819,13 +819,13 @@ def client_endpoint_configs(a, tmp, transport, yaml_extra="", cfg_extra=""):
     proto = TRANSPORTS[transport]
     added = "\n# Added by perf/clock_compare.py --transport %s.\n" % transport
 
-    src = os.path.join(REPO, "conf", "moraine.yaml")
+    src = a.moraine_yaml
     text = open(src).read()
     pat = r'(\n  endpoints: )"tcp (-h %s -p %d)"' % (re.escape(HOST), a.ports[0])
     text, k = re.subn(pat, lambda m: '%s"%s %s"' % (m.group(1), proto, m.group(2)), text)
     if k != 1:
         raise RunError("%s: expected one client endpoint \"tcp -h %s -p %d\"" % (src, HOST, a.ports[0]))
-    text, k = re.subn(r"(\n  crypt_passwords: )(\S+)", lambda m: m.group(1) + os.path.join(REPO, "conf", m.group(2)), text)
+    text, k = re.subn(r"(\n  crypt_passwords: )(\S+)", lambda m: m.group(1) + os.path.join(os.path.dirname(src), m.group(2)), text)
     if k != 1:
         raise RunError("%s: expected one crypt_passwords key" % src)
     if yaml_extra:
@@ -854,7 +854,7 @@ def tls_setup(a, tmp, subscriber):
     missing = [o for o in ("--tls-ca", "--tls-cert", "--tls-key") if o not in helptext]
     if missing:
         raise RunError("%s has no %s option (clock-subscriber --help)" % (subscriber, ", ".join(missing)))
-    src = os.path.join(REPO, "conf", "moraine.yaml")
+    src = a.moraine_yaml
     if re.search(r"^tls:", open(src).read(), re.M):
         raise RunError("%s already has a tls: section; this script adds its own" % src)
     d = os.path.join(tmp, "tls")
@@ -899,6 +899,9 @@ def main():
                          "clock-subscriber's connection; each repeat runs all, interleaved (default tcp)")
     ap.add_argument("--bin-dir", default=os.path.join(REPO, "build-lead", "bin"))
     ap.add_argument("--glacier2-cfg", default=os.path.join(REPO, "conf", "glacier2.cfg"))
+    ap.add_argument("--moraine-yaml", default=os.path.join(REPO, "conf", "moraine.yaml"),
+                    help="moraine-router's configuration (default conf/moraine.yaml); an older build may need "
+                         "the conf/moraine.yaml of its own commit, which today's router reads too")
     ap.add_argument("--kernel-bench", default=os.path.join(REPO, "build-perf", "bin", "bench_kernel_write"),
                     help="bench_kernel_write binary; '' to skip")
     ap.add_argument("--kernel-gap-us", type=int, default=0,
@@ -907,6 +910,7 @@ def main():
     ap.add_argument("--out", "--json", dest="out", default=None,
                     help="JSON result file (default perf/out/clock_compare-<time>.json; perf/plot_results.py reads it)")
     a = ap.parse_args()
+    a.moraine_yaml = os.path.abspath(a.moraine_yaml)
     a.sessions_list = [int(x) for x in a.sessions.split(",") if x]
     kinds = [k for k in a.routers.split(",") if k]
     for k in kinds:
@@ -952,7 +956,7 @@ def main():
                                                            text=True).stdout.strip()),
                   config=dict(sessions=a.sessions_list, repeats=a.repeats, window_s=a.window, settle_s=a.settle,
                               routers=kinds, transports=transports, glacier2_cfg=a.glacier2_cfg, ports=a.ports,
-                              moraine_cfg=os.path.join(REPO, "conf", "moraine.yaml")),
+                              moraine_cfg=os.path.relpath(a.moraine_yaml, REPO)),
                   kernel={}, kernel_paired=[], runs=[])
     t0 = time.monotonic()
 
