@@ -124,6 +124,10 @@ private:
     /// The connection half of close(): the connection, timers; pending calls fail with `why`.
     void drop_connection(const error_info& why);
     asio::awaitable<void> wait_event();
+    /// Waits for events until `done()` holds or connection `gen` is gone (`done` is asked only
+    /// while it is there). @return true if connection `gen` is still there.
+    template <class Done>
+    asio::awaitable<bool> wait_until(Done done, std::uint32_t gen);
     protocol::limits limits() const noexcept { return {opts_.max_message_bytes}; }
 
     session_client& owner_;

@@ -55,6 +55,9 @@ error_info refusal(const router_endpoints& routers, bool tls_configured) {
                                                     " but session_options::tls is not set");
 }
 
+/// A set-up step found its connection gone.
+error_info lost_in_set_up() { return make_error(errc::connection_lost, "closed during session set-up"); }
+
 /// Results of Ice::Router::addProxies: the evicted proxies (ObjectProxySeq).
 std::vector<protocol::proxy> evicted_of(const call_result& r) {
     std::vector<protocol::proxy> out;
@@ -112,7 +115,7 @@ asio::awaitable<error_info> session_client::impl::establish(const router_endpoin
     const call_result created = co_await router_call(operation, operation_mode::normal, std::move(params));
     if (auto err = map_session_error(created)) co_return fail(std::move(err));
     if (auto err = co_await fetch_session_info(gen)) co_return fail(std::move(err));
-    if (gone(gen)) co_return closed_by_ ? closed_by_ : make_error(errc::connection_lost, "closed during session set-up");
+    if (gone(gen)) co_return closed_by_ ? closed_by_ : lost_in_set_up();
     if (reconnect_ && heartbeat_every_.count() > 0) {
         // A router that vanished without a FIN or RST (host down, partition) never acknowledges
         // our heartbeats: the kernel then fails the connection after the ACM timeout (twice the
@@ -160,9 +163,14 @@ error_info session_client::impl::settled(error_info err, std::uint32_t gen) {
     return err;
 }
 
+template <class Done>
+asio::awaitable<bool> session_client::impl::wait_until(Done done, std::uint32_t gen) {
+    while (!gone(gen) && !done()) co_await wait_event();
+    co_return !gone(gen);
+}
+
 asio::awaitable<error_info> session_client::impl::wait_validated(std::uint32_t gen) {
-    while (!gone(gen) && !conn_->validated()) co_await wait_event();
-    if (!gone(gen)) co_return error_info{};
+    if (co_await wait_until([this] { return conn_->validated(); }, gen)) co_return error_info{};
     if (closed_by_) co_return closed_by_;  // e.g. timeout, or the router refused our TLS certificate
     co_return make_error(errc::connection_lost, "closed before the router validated the connection");
 }
@@ -184,8 +192,7 @@ asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32
     alongside("getACMTimeout", acm);
     alongside("getServerProxy", server);
     const call_result cat = co_await router_call("getCategoryForClient", operation_mode::nonmutating, empty_params());
-    while (!acm->has_value() && !gone(gen)) co_await wait_event();
-    if (gone(gen)) co_return make_error(errc::connection_lost, "closed during session set-up");
+    if (!co_await wait_until([&] { return acm->has_value(); }, gen)) co_return lost_in_set_up();
     if (!cat.ok()) co_return cat.error;
     auto category = decode_string_result(cat.encaps);
     if (!category) co_return make_error(errc::protocol_error, "bad getCategoryForClient result");
@@ -195,8 +202,7 @@ asio::awaitable<error_info> session_client::impl::fetch_session_info(std::uint32
     if (opts_.keep_alive)
         heartbeat_every_ = acm_seconds > 0 ? std::chrono::milliseconds(acm_seconds * 500) : opts_.fallback_heartbeat;
     if (category_.empty()) co_return error_info{};  // no server endpoints: no callbacks (its answer is dropped)
-    while (!server->has_value() && !gone(gen)) co_await wait_event();
-    if (gone(gen)) co_return make_error(errc::connection_lost, "closed during session set-up");
+    if (!co_await wait_until([&] { return server->has_value(); }, gen)) co_return lost_in_set_up();
     const call_result& sp = **server;
     if (!sp.ok()) co_return sp.error;
     if (auto ec = decode_results(sp.encaps, [&](protocol::input_stream& in) { server_proxy_ = protocol::read_proxy(in); }))
