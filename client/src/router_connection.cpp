@@ -1,5 +1,7 @@
-// router_connection: the read and write loops, the queue, the framing, the end.
+// router_connection: the read loop and the writes, the queue, the framing, the end.
 #include "router_connection.hpp"
+
+#include "exact_size_handler.hpp"
 
 #include <moraine/protocol/header.hpp>
 
@@ -38,7 +40,6 @@ std::shared_ptr<router_connection> router_connection::create(const asio::any_io_
 router_connection::router_connection(make_tag, const asio::any_io_executor& ex, limits lim,
                                      std::shared_ptr<connection_events> events)
     : socket_(ex),
-      wakeup_(ex, std::chrono::steady_clock::time_point::max()),
       limits_(lim),
       events_(std::move(events)) {}
 
@@ -48,21 +49,20 @@ error_info router_connection::send(protocol::byte_buffer message) {
         return make_error(errc::queue_full, std::to_string(out_bytes_) + " bytes queued");
     out_bytes_ += message.size();
     out_.push_back(std::move(message));
-    wakeup_.cancel();
+    wake_writer();
     return {};
 }
 
 void router_connection::close_after_flush() {
     close_after_flush_ = true;
-    wakeup_.cancel();
+    wake_writer();
 }
 
 void router_connection::close() {
     if (std::exchange(closed_, true)) return;
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);  // the loops and set-up steps wake with operation_aborted and return
-    wakeup_.cancel();
+    socket_.close(ignored);  // the read loop, a write and the set-up steps end with operation_aborted
     std::vector<protocol::byte_buffer>().swap(out_);
     out_bytes_ = 0;
     in_.reset();
@@ -85,47 +85,51 @@ void router_connection::set_user_timeout(std::chrono::milliseconds t) {
 }
 
 void router_connection::start_loops() {
-    // The lambdas return coroutines and are not coroutines themselves: `self` lives in the frame.
-    auto on_done = [](std::exception_ptr) {};  // the loops catch nothing and throw nothing by design
-    const auto ex = socket_.get_executor();
-    asio::co_spawn(ex, [self = shared_from_this()] { return self->read_loop(); }, on_done);
-    asio::co_spawn(ex, [self = shared_from_this()] { return self->write_loop(); }, on_done);
+    arm_read();
+    writing_ = false;  // the set-up wrote its own flights; from here on the write steps do
+    wake_writer();     // what the set-up queued (control bytes read with the handshakes)
 }
 
 // -- writing ----------------------------------------------------------------------------------
 
-asio::awaitable<bool> router_connection::await_output() {
-    while (!closed_) {
-        if (!out_.empty() || (layers_ && !layers_->control.empty())) co_return true;
-        if (close_after_flush_) {  // no close_notify or close frame: the close connection message ends it
-            end(error_info{});
-            co_return false;
-        }
-        co_await wakeup_.async_wait(nothrow_awaitable);
-    }
-    co_return false;
+void router_connection::wake_writer() {
+    if (writing_ || closed_) return;
+    writing_ = true;
+    // Posted, not written now: what the caller queues next in this turn goes in the same write.
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_next(); });
 }
 
-asio::awaitable<void> router_connection::write_loop() {
-    std::vector<asio::const_buffer> batch;  // tcp: the messages themselves; else the layers' one buffer
-    while (co_await await_output()) {
-        std::size_t n = std::min(out_.size(), max_messages_per_write);
-        if (!layers_) {
-            gather(batch, n);
-        } else if (const auto taken = encode(n)) {
-            n = *taken;
-            batch.assign(1, asio::buffer(layers_->wire));
-        } else {
-            co_return;
-        }
-        auto [ec, written] = co_await asio::async_write(socket_, batch, nothrow_awaitable);
-        if (closed_) co_return;
-        if (layers_ && layers_->peer_closed) {  // our close answer is out (or the router hung up first): done
-            end(lost("the router closed the connection"));
-            co_return;
-        }
-        if (!on_written(ec, n)) co_return;
+void router_connection::write_next() {
+    if (closed_) return;
+    if (out_.empty() && !(layers_ && !layers_->control.empty())) {
+        writing_ = false;  // idle: no handler, buffer or coroutine is kept until wake_writer()
+        // No close_notify or close frame: the close connection message ends it.
+        if (close_after_flush_) end(error_info{});
+        return;
     }
+    std::size_t n = std::min(out_.size(), max_messages_per_write);
+    if (layers_) {
+        const auto taken = encode(n);
+        if (!taken) return;
+        n = *taken;
+    } else {
+        gather(n);
+    }
+    auto on_done = [self = shared_from_this(), n](const boost::system::error_code& ec, std::size_t) {
+        self->on_write_done(ec, n);
+    };
+    // tcp: the messages themselves, one writev; else the layers' one buffer.
+    if (layers_) asio::async_write(socket_, asio::buffer(layers_->wire), std::move(on_done));
+    else asio::async_write(socket_, std::span<const asio::const_buffer>(batch_), std::move(on_done));
+}
+
+void router_connection::on_write_done(const boost::system::error_code& ec, std::size_t n) {
+    if (closed_) return;
+    if (layers_ && layers_->peer_closed) {  // our close answer is out (or the router hung up first): done
+        end(lost("the router closed the connection"));
+        return;
+    }
+    if (on_written(ec, n)) write_next();
 }
 
 std::optional<std::size_t> router_connection::encode(std::size_t n) {
@@ -145,10 +149,11 @@ std::optional<std::size_t> router_connection::encode(std::size_t n) {
     return taken;
 }
 
-void router_connection::gather(std::vector<asio::const_buffer>& batch, std::size_t n) const {
-    batch.clear();
+void router_connection::gather(std::size_t n) {
+    batch_.clear();
+    batch_.reserve(n);
     // out_ may grow during the write; its byte_buffers then move, but their bytes stay put.
-    for (std::size_t i = 0; i < n; ++i) batch.emplace_back(asio::buffer(out_[i]));
+    for (std::size_t i = 0; i < n; ++i) batch_.emplace_back(asio::buffer(out_[i]));
 }
 
 bool router_connection::on_written(const boost::system::error_code& ec, std::size_t n) {
@@ -163,13 +168,14 @@ bool router_connection::on_written(const boost::system::error_code& ec, std::siz
         return true;
     }
     std::vector<protocol::byte_buffer>().swap(out_);  // an idle connection keeps no buffer
+    std::vector<asio::const_buffer>().swap(batch_);
     if (layers_) protocol::byte_buffer().swap(layers_->wire);
     return true;
 }
 
 void router_connection::queue_control(protocol::byte_view wire) {
     layers_->control.insert(layers_->control.end(), wire.begin(), wire.end());
-    wakeup_.cancel();
+    wake_writer();
 }
 
 // -- reading ----------------------------------------------------------------------------------
@@ -179,13 +185,19 @@ std::span<std::byte> read_scratch() noexcept {
     return buf;
 }
 
-asio::awaitable<void> router_connection::read_loop() {
+void router_connection::arm_read() {
+    auto on_wait = [self = shared_from_this()](const boost::system::error_code& ec) { self->on_readable(ec); };
+    socket_.async_wait(tcp::socket::wait_read, exact_size(std::move(on_wait)));
+}
+
+void router_connection::on_readable(const boost::system::error_code& wait_error) {
+    if (closed_) return;
+    if (wait_error) return end(read_error(wait_error));
     bool more = true;  // false: the layers or the framing stopped reading
-    while (more && !closed_) {
-        const auto ec = co_await read_once([this, &more](std::span<std::byte> data) { more = on_wire(data); });
-        if (closed_) co_return;
-        if (ec) end(read_error(ec));
-    }
+    const auto ec = read_ready([this, &more](std::span<std::byte> data) { more = on_wire(data); });
+    if (closed_) return;
+    if (ec && !wait_again(ec)) return end(read_error(ec));
+    if (more) arm_read();
 }
 
 bool router_connection::on_wire(std::span<std::byte> data) {
@@ -210,9 +222,9 @@ bool router_connection::after_feed(transport::layered_end end_of_feed) {
         return true;
     case layered_end::stopped:
         return false;
-    case layered_end::ws_closed:  // the answer is queued: the write loop sends it, then ends
+    case layered_end::ws_closed:  // the answer is queued: a write step sends it, then ends
         layers_->peer_closed = true;
-        wakeup_.cancel();
+        wake_writer();
         return false;
     case layered_end::tls_closed:
         end(lost("the router closed the connection"));

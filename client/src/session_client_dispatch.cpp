@@ -2,6 +2,7 @@
 // and the end of a connection.
 #include "session_client_impl.hpp"
 
+#include "exact_size_handler.hpp"
 #include "reconnect_state.hpp"
 
 #include <moraine/protocol/compression.hpp>
@@ -184,14 +185,16 @@ void session_client::impl::on_tick(clock::time_point now) {
 }
 
 void session_client::impl::arm_timer() {
-    // A plain handler, not a coroutine: an idle session keeps one small wait op, no frame.
-    // One wait per connection: drop_connection() ends it (generation), establish() arms the next.
+    // A plain handler, not a coroutine: an idle session keeps one small wait op, no frame, at
+    // its own size (exact_size). One wait per connection: drop_connection() ends it
+    // (generation), establish() arms the next.
     timer_.expires_at(next_wakeup());
-    timer_.async_wait([this, self = keep(), gen = conn_gen_](boost::system::error_code) {
+    auto on_wait = [this, self = keep(), gen = conn_gen_](boost::system::error_code) {
         if (gone(gen)) return;  // else expiry, or cancel() to re-arm earlier
         on_tick(clock::now());
         if (!gone(gen)) arm_timer();
-    });
+    };
+    timer_.async_wait(exact_size(std::move(on_wait)));
 }
 
 asio::awaitable<void> session_client::impl::wait_event() {
