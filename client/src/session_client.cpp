@@ -6,10 +6,10 @@
 namespace moraine::client {
 
 std::shared_ptr<session_client> session_client::create(executor_type ex, session_options opts) {
-    return std::shared_ptr<session_client>(new session_client(std::move(ex), std::move(opts)));
+    return std::make_shared<session_client>(make_tag{}, std::move(ex), std::move(opts));
 }
 
-session_client::session_client(executor_type ex, session_options opts)
+session_client::session_client(make_tag, executor_type ex, session_options opts)
     : ex_(std::move(ex)), impl_(std::make_unique<impl>(*this, std::move(opts))) {}
 
 session_client::~session_client() = default;

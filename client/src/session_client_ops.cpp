@@ -122,6 +122,9 @@ asio::awaitable<error_info> session_client::impl::establish(const router_endpoin
         // heartbeat period), instead of after minutes of retransmissions, and we reconnect.
         conn_->set_user_timeout(2 * heartbeat_every_);
     }
+    // The set-up's four calls grew the table's buckets: an open session with no call in flight
+    // keeps none (the first call makes them again).
+    if (pending_.empty()) decltype(pending_)().swap(pending_);
     phase_ = phase::open;
     last_write_ = clock::now();
     timer_.cancel();  // re-arm for heartbeats

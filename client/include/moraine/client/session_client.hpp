@@ -26,11 +26,12 @@ namespace moraine::client {
     client endpoint, carrying router calls,
     routed calls to back-end objects and callbacks to servants hosted here (docs/ice-wire.md §10,
     docs/glacier2.md §3). Everything runs on the executor given to create(): no thread of its
-    own, nothing blocks. Owned by shared_ptr: its connection (until its loops end) and its
-    timer's wait hold one until close(). An idle open session holds its connection (socket,
-    a timer, its read and write coroutines), two timers and its tables (about 6 KiB of heap,
-    measured by tests/client/client_smoke --measure); reads go through a per-thread 64 KiB
-    buffer, and only an incomplete message is kept per session. A TLS session (`ssl` or `wss`
+    own, nothing blocks. Owned by shared_ptr: its connection (until its pending read and write
+    end) and its timer's wait hold one until close(). An idle open tcp session holds its
+    connection (socket, one readability wait; no coroutine), two timers, one timer wait and
+    its tables (about 2.2 KB of heap, measured by tests/client/client_smoke --measure;
+    perf/README.md "Client library: an idle session's heap"); reads go through a per-thread
+    64 KiB buffer, and only an incomplete message is kept per session. A TLS session (`ssl` or `wss`
     address) adds OpenSSL's connection state (about 15-20 KB: transport::tls_engine keeps no
     record buffers while idle, and reads decrypt into a per-thread buffer), owned by its
     connection; a tcp session carries nothing for TLS.
@@ -58,11 +59,15 @@ namespace moraine::client {
     `co_await s->async_invoke(c, asio::use_awaitable)`, `s->async_invoke(c, asio::use_future).get()`,
     or a callback `[](call_result r) {...}`. Nothing throws for network or Ice errors. */
 class session_client : public std::enable_shared_from_this<session_client> {
+    struct make_tag {};  // private: only create() can construct
+
 public:
     using executor_type = asio::any_io_executor;
 
     /// A closed session bound to `ex`; async_open starts it.
     static std::shared_ptr<session_client> create(executor_type ex, session_options opts = {});
+    /// For create() only, which alone can name make_tag (make_shared: one allocation).
+    session_client(make_tag, executor_type ex, session_options opts);
     ~session_client();
     session_client(const session_client&) = delete;
     session_client& operator=(const session_client&) = delete;
@@ -232,8 +237,6 @@ private:
     struct credentials {
         std::string user, password;
     };
-
-    session_client(executor_type ex, session_options opts);
 
     /// Runs the coroutine made by `make` on the session's executor, then completes `handler`
     /// with its value on the handler's own executor.
