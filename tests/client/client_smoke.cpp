@@ -3,7 +3,7 @@
 //
 //   client_smoke --router "tcp -h 127.0.0.1 -p 4063" --hello "hello:tcp -h 127.0.0.1 -p 4061"
 //                [--user alice] [--password secret] [--sessions 200] [--idle SECONDS] [--no-callbacks]
-//                [--measure N] [--open-only [--expect-error TEXT]]
+//                [--measure N [--hold SECONDS]] [--open-only [--expect-error TEXT]]
 //                [--tls-ca FILE] [--tls-cert FILE] [--tls-key FILE] [--tls-key-password P]
 //                [--tls-server-name NAME] [--secure]
 //
@@ -11,6 +11,8 @@
 // --idle: only the keep-alive check (a router with a short SessionTimeout): a session with
 // heartbeats survives SECONDS of silence, one without them is dropped.
 // --measure: only opens N idle sessions at once and prints the RSS they added per session.
+// --hold: then waits SECONDS, the sessions still open, before destroying them (for a heap
+// profiler: kill the process by its PID meanwhile, and what it held is reported as leaked).
 // --open-only: no back end (no --hello): opens --sessions sessions at once on one thread, then
 // destroys them, and the same once with std::future from another thread. With --expect-error,
 // opens one session that must fail with a message containing TEXT.
@@ -56,6 +58,7 @@ struct options {
     int sessions = 200;
     int idle = 0;
     int measure = 0;
+    int hold = 0;  // --measure: seconds to wait, sessions open, after measuring
     bool callbacks = true;
     bool open_only = false;
     std::optional<std::string> expect_error;
@@ -81,6 +84,7 @@ options parse(int argc, char** argv) {
         else if (a == "--idle") o.idle = std::stoi(value());
         else if (a == "--no-callbacks") o.callbacks = false;
         else if (a == "--measure") o.measure = std::stoi(value());
+        else if (a == "--hold") o.hold = std::stoi(value());
         else if (a == "--open-only") o.open_only = true;
         else if (a == "--expect-error") o.expect_error = value();
         else if (a == "--tls-ca") o.tls.ca_file = value(), o.tls_given = true;
@@ -404,6 +408,10 @@ asio::awaitable<void> measure_idle(const fixture& f, int n) {
     pass(std::to_string(n) + " idle sessions: RSS +" + std::to_string(peak - before) + " KiB after opening, +" +
          std::to_string(after - before) + " KiB after malloc_trim = " +
          std::to_string((after - before) * 1024 / n) + " B per session (user space; kernel socket buffers not included)");
+    if (f.opt.hold > 0) {
+        std::cout << "holding " << f.opt.hold << " s" << std::endl;
+        std::this_thread::sleep_for(std::chrono::seconds(f.opt.hold));  // blocks the loop: nothing changes
+    }
     for (auto& s : sessions) (void)co_await s->async_destroy(asio::use_awaitable);
 }
 
