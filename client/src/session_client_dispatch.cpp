@@ -150,8 +150,8 @@ void session_client::impl::add_pending(std::int32_t id, asio::any_completion_han
 }
 
 void session_client::impl::complete(asio::any_completion_handler<void(call_result)> h, call_result r) {
-    // Posted, never inline: the caller may be iterating our tables. `h` is always one of our own
-    // coroutines (twoway), so its executor is ex().
+    // Posted, never inline: the caller may be iterating our tables. `h` is always our own: a
+    // coroutine (twoway) or send_add_proxy's handler, so its executor is ex().
     asio::post(ex(), [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
 }
 

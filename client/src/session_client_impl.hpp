@@ -87,7 +87,15 @@ private:
     error_info settled(error_info err, std::uint32_t gen);
     asio::awaitable<error_info> wait_validated(std::uint32_t gen);
     asio::awaitable<error_info> fetch_session_info(std::uint32_t gen);
+    /// Until `target`'s identity is in the router's routing table: addProxies if absent, or the
+    /// answer of the one in flight. @return its error; not_open() unless open.
     asio::awaitable<error_info> ensure_route(const protocol::proxy& target);
+    /** Sends addProxies([target]) without waiting (routes_: adding). Its answer updates routes_
+        (added, or absent again; the evicted forgotten) and wakes event_'s waiters.
+        @return where that answer's error goes (set, empty on success, once it has come). */
+    std::shared_ptr<std::optional<error_info>> send_add_proxy(const protocol::proxy& target);
+    /// Waits for the answer of a send_add_proxy. @return its error (empty: added).
+    asio::awaitable<error_info> answer_of(std::shared_ptr<std::optional<error_info>> added);
     asio::awaitable<call_result> router_call(std::string operation, protocol::operation_mode mode,
                                              protocol::byte_buffer params);
     /// `options`: the call's context and compression (null for the router's own operations).

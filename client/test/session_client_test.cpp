@@ -121,6 +121,71 @@ TEST(session_client, concurrent_first_calls_share_one_add_proxies) {
     EXPECT_EQ(std::count(fr.ops.begin(), fr.ops.end(), "sayHello"), 3);
 }
 
+TEST(session_client, first_call_goes_with_its_add_proxies) {
+    // addProxies is answered only once sayHello has arrived: a client that waited for the answer
+    // before sending the call would time out (and the reply to the call comes last anyway).
+    fake_router fr;
+    std::int32_t add_id = 0;
+    fr.answer = [&](const protocol::request_view& r, int) -> std::vector<byte_buffer> {
+        const auto& hb = protocol::validate_connection_message;
+        if (r.operation == "addProxies") {
+            add_id = r.request_id;
+            return {byte_buffer(hb.begin(), hb.end())};  // a heartbeat, no answer yet
+        }
+        if (r.operation != "sayHello") return {};
+        return {ok_reply(add_id, encode_params([](protocol::output_stream& o) { o.write_size(0); })),
+                ok_reply(r.request_id, encode_string_params("hi"))};
+    };
+    session_options so;
+    so.call_timeout = 1s;
+    fr.run(
+        [&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+            EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+            auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+            EXPECT_TRUE(r.ok()) << r.error.message();
+            // The identity is in the cache now: no addProxies for the next call or a oneway.
+            r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+            EXPECT_TRUE(r.ok()) << r.error.message();
+            EXPECT_FALSE(co_await s->async_send_oneway(say_hello(), asio::use_awaitable));
+            EXPECT_FALSE(co_await s->async_destroy(asio::use_awaitable));
+        },
+        so);
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "addProxies",    "sayHello",      "sayHello",       "sayHello",
+                                        "destroySession"};
+    EXPECT_EQ(fr.ops, want);
+}
+
+TEST(session_client, a_failed_add_proxies_is_the_first_calls_error) {
+    // The call went behind the addProxies the router refused: the router did not route it
+    // (ObjectNotExist "ice_add_proxy"), and the caller learns why addProxies failed, as when the
+    // call waited for it. The next call adds the identity again.
+    fake_router fr;
+    fr.answer = [](const protocol::request_view& r, int nth) -> std::vector<byte_buffer> {
+        byte_buffer out;
+        if (r.operation == "addProxies" && nth == 0)
+            protocol::write_reply_unknown(out, r.request_id, protocol::reply_status::unknown_local_exception, "no");
+        else if (r.operation == "sayHello" && nth == 0)
+            protocol::write_reply_not_exist(out, r.request_id, protocol::reply_status::object_not_exist, r.id, "",
+                                            "ice_add_proxy");
+        else if (r.operation == "sayHello")
+            protocol::write_reply_ok(out, r.request_id, encode_string_params("hi"));
+        if (out.empty()) return {};
+        return {out};
+    };
+    fr.run([&](std::shared_ptr<session_client> s) -> asio::awaitable<void> {
+        EXPECT_FALSE(co_await s->async_open(fr.address(), "u", "p", asio::use_awaitable));
+        auto r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_EQ(r.error.code, errc::unknown_local) << r.error.message();
+        r = co_await s->async_invoke(say_hello(), asio::use_awaitable);
+        EXPECT_TRUE(r.ok()) << r.error.message();
+        s->close();
+    });
+    const std::vector<std::string> want{"createSession", "getACMTimeout", "getServerProxy", "getCategoryForClient",
+                                        "addProxies",    "sayHello",      "addProxies",     "sayHello"};
+    EXPECT_EQ(fr.ops, want);
+}
+
 TEST(session_client, twoway_times_out_and_late_reply_is_ignored) {
     fake_router fr;  // sayHello is never answered
     session_options so;
