@@ -4,6 +4,7 @@ namespace moraine::client {
 
 protocol::byte_buffer empty_params(protocol::encoding_version enc) {
     protocol::output_stream out(enc);
+    out.buffer().reserve(6);  // its whole size: one allocation
     out.write_empty_encapsulation(enc);
     return out.take();
 }

@@ -24,11 +24,23 @@ struct request_options {
     bool compress = false;
 };
 
+/// Bytes a request of these parts takes at most: each string's size costs 5 bytes at most.
+std::size_t request_bound(protocol::identity_view target, std::string_view facet, std::string_view operation,
+                          const protocol::context* context, std::size_t params) {
+    std::size_t n = protocol::header_size + 4 + target.name.size() + target.category.size() + 10 + facet.size() + 10 +
+                    operation.size() + 5 + 1 + 5 + params;
+    if (context)
+        for (const auto& [key, value] : *context) n += key.size() + value.size() + 10;
+    return n;
+}
+
 /// A request message (docs/ice-wire.md §4); `params` is a whole encapsulation.
 protocol::byte_buffer request_message(std::int32_t id, protocol::identity_view target, std::string_view facet,
                                       std::string_view operation, operation_mode mode, protocol::byte_view params,
                                       request_options opts = {}) {
     protocol::output_stream out;
+    // One allocation, not one per growth of the buffer: a restored session sends six requests.
+    out.buffer().reserve(request_bound(target, facet, operation, opts.context, params.size()));
     out.start_message(protocol::message_type::request);
     out.write_int(id);
     out.write_identity(target);

@@ -20,6 +20,7 @@ protocol::byte_buffer empty_params(protocol::encoding_version enc = protocol::en
 template <class WriteFn>
 protocol::byte_buffer encode_params(WriteFn&& write, protocol::encoding_version enc = protocol::encoding_1_1) {
     protocol::output_stream out(enc);
+    out.buffer().reserve(64);  // most parameters fit: one allocation, not one per growth
     const std::size_t at = out.start_encapsulation(enc);
     std::forward<WriteFn>(write)(out);
     out.end_encapsulation(at);
