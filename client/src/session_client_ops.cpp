@@ -295,25 +295,27 @@ std::shared_ptr<std::optional<error_info>> session_client::impl::send_add_proxy(
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 asio::awaitable<call_result> session_client::impl::invoke(call c) {
-    const auto id = c.target.id.view();
+    // The frame stays within 1 KiB, so malloc's per-thread cache serves it (every call allocates
+    // one): the identity is viewed where it is used, the addProxies answer awaited inline.
     for (int attempt = 0;; ++attempt) {
         // The first call to an identity goes right behind its addProxies, in the same write,
         // instead of one round trip later: the router handles a connection's requests in order,
         // so the route is in its table when the call arrives. A router that answered the call
         // first says ObjectNotExist "ice_add_proxy", and the call is sent again below.
         std::shared_ptr<std::optional<error_info>> added;
-        if (phase_ == phase::open && routes_.find(id) == routing_cache::state::absent)
+        if (phase_ == phase::open && routes_.find(c.target.id.view()) == routing_cache::state::absent)
             added = send_add_proxy(c.target);
         else if (auto err = co_await ensure_route(c.target))
             co_return call_result::failure(std::move(err));
-        call_result r = co_await twoway(id, c.target.facet, c.operation, c.mode, c.params, &c);
-        if (added && !r.ok()) {
-            if (auto err = co_await answer_of(std::move(added)))  // not routed: why, as if we had waited
-                co_return call_result::failure(std::move(err));
+        call_result r = co_await twoway(c.target.id.view(), c.target.facet, c.operation, c.mode, c.params, &c);
+        if (added && !r.ok()) {  // its answer decides
+            while (!added->has_value()) co_await wait_event();
+            if (**added) co_return call_result::failure(std::move(**added));  // not routed: why, as if we had waited
         }
-        if (!needs_add_proxy(r, id)) co_return r;
-        routes_.forget(id);  // the router does not route it (evicted, or a new session): add again,
-        if (attempt > 0) co_return r;  // and retry once
+        if (!needs_add_proxy(r, c.target.id.view())) co_return r;
+        // The router does not route it (evicted, or a new session): add again, and retry once.
+        routes_.forget(c.target.id.view());
+        if (attempt > 0) co_return r;
     }
 }
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
