@@ -151,17 +151,17 @@ void ice_connection::wake_writer() {
 
 void ice_connection::schedule_write() {
     // Written at the end of the turn, once for everything the turn queued.
-    if (write_in_flight_ || !startup_.writes_enabled()) {
+    if (writer_.in_flight() || !startup_.writes_enabled()) {
         wake_writer();
         return;
     }
-    if (std::exchange(flush_marked_, true)) return;
+    if (!writer_.mark()) return;
     home_.flusher().mark(shared_from_this());
 }
 
 void ice_connection::flush_turn() {
-    flush_marked_ = false;
-    if (closed() || write_in_flight_ || !startup_.writes_enabled() || out_.empty()) return;
+    writer_.unmark();
+    if (closed() || writer_.in_flight() || !startup_.writes_enabled() || out_.empty()) return;
     if (layers_) return flush_layered();
     thread_local std::vector<asio::const_buffer> batch;  // one per shard thread, reused
     out_.gather(batch, max_frames_per_write);
@@ -181,7 +181,7 @@ void ice_connection::flush_turn() {
 }
 
 void ice_connection::prefetch_for_flush() const noexcept {
-    __builtin_prefetch(&flush_marked_);
+    __builtin_prefetch(&writer_);
     __builtin_prefetch(&close_);
     __builtin_prefetch(&out_);
     __builtin_prefetch(&socket_);
@@ -216,8 +216,7 @@ bool ice_connection::movable_with_partial() const noexcept {
     // in the new process then reads on. TLS state never moves.
     const bool layers_movable =
         !layers_ || (layers_->codec.movable() && layers_->pending.empty() && layers_->writing.empty());
-    return layers_movable && close_.open() && out_.empty() && !write_in_flight_ && !flush_marked_ &&
-           awaiting_backend_ == 0;
+    return layers_movable && close_.open() && out_.empty() && writer_.idle() && awaiting_backend_ == 0;
 }
 
 std::chrono::milliseconds ice_connection::idle_for() const noexcept {
@@ -406,9 +405,9 @@ void ice_connection::on_readable(const boost::system::error_code& wait_error) {
 }
 
 void ice_connection::write_async() {
-    if (closed() || write_in_flight_ || !startup_.writes_enabled() || out_.empty()) return;
+    if (closed() || writer_.in_flight() || !startup_.writes_enabled() || out_.empty()) return;
     out_.gather(async_batch_, max_frames_per_write);
-    write_in_flight_ = true;
+    writer_.begin_write();
     asio::async_write(socket_, async_batch_,
                       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                           self->on_async_written(ec);
@@ -416,7 +415,7 @@ void ice_connection::write_async() {
 }
 
 void ice_connection::on_async_written(const boost::system::error_code& ec) {
-    write_in_flight_ = false;
+    writer_.end_write();
     if (closed()) return;
     if (ec) {
         close(close_reason::io_error, ec.message());
@@ -642,7 +641,7 @@ void ice_connection::flush_layered() {
 }
 
 void ice_connection::write_layered_async() {
-    if (closed() || write_in_flight_) return;
+    if (closed() || writer_.in_flight()) return;
     if (layers_->pending.empty()) {
         if (!startup_.writes_enabled() || out_.empty()) return;
         bool fell = false;
@@ -652,10 +651,10 @@ void ice_connection::write_layered_async() {
         if (closed() || layers_->pending.empty()) return;
     }
     std::swap(layers_->pending, layers_->writing);  // appends go to `pending` while this write runs
-    write_in_flight_ = true;
+    writer_.begin_write();
     asio::async_write(socket_, asio::buffer(layers_->writing),
                       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                          self->write_in_flight_ = false;
+                          self->writer_.end_write();
                           if (self->closed()) return;
                           if (ec) return self->close(close_reason::io_error, ec.message());
                           protocol::byte_buffer().swap(self->layers_->writing);  // a drained connection keeps nothing

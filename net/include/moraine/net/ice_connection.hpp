@@ -14,6 +14,7 @@
 #include <moraine/net/transport.hpp>
 #include <moraine/net/unique_fd.hpp>
 #include <moraine/net/write_queue.hpp>
+#include <moraine/net/write_schedule.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -99,7 +100,7 @@ public:
     /// True while queued frames wait for the peer to take them, not merely for this turn's
     /// flush: a write is in flight, or the connection writes only through its write loop.
     /// (A TLS connection's encrypted bytes not yet taken are always a write in flight.)
-    bool write_backlogged() const noexcept { return write_in_flight_ || (!out_.empty() && !flush_marked_); }
+    bool write_backlogged() const noexcept { return writer_.in_flight() || (!out_.empty() && !writer_.marked()); }
 
     /// Wakes reading paused by reads_paused().
     void resume_reads() noexcept {
@@ -290,10 +291,9 @@ private:
     bool queued_since_heartbeat_ = true;  // enqueue() sets it, heartbeat_if_idle() clears it
     bool accepted_ = false;       // registered with the shard as an accepted connection (its role)
     std::optional<asio::ip::address> counted_from_;  // counted against connections_per_address
-    close_state close_;             // open, close message queued / written, closed
-    bool flush_marked_ = false;     // on the shard's turn_flusher list for this turn (mark() once)
-    bool write_in_flight_ = false;  // an asynchronous write is under way (asio owns the buffers)
-    read_gate reader_;              // one pending read wait; stopped for good by on_frame
+    close_state close_;      // open, close message queued / written, closed
+    write_schedule writer_;  // marked for this turn's flush (turn_flusher); a write in flight
+    read_gate reader_;       // one pending read wait; stopped for good by on_frame
 };
 
 }  // namespace moraine::net

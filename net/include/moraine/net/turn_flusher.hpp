@@ -19,7 +19,7 @@ public:
     explicit turn_flusher(asio::io_context& io) noexcept : io_(io) {}
 
     /// Calls `c->flush_turn()` at the end of this turn. The caller marks a connection at most
-    /// once per turn (ice_connection's own flag).
+    /// once per turn (write_schedule::mark refuses a second).
     void mark(std::shared_ptr<ice_connection> c);
 
 private:
