@@ -679,8 +679,9 @@ class Run:
         ip("-n", name, "link", "set", "lo", "up")
         return name
 
-    def add_node(self, role, addr, wide_ports=False):
-        """A node namespace with eth0 (addr/15), its veth peer `role` on the switch's bridge."""
+    def add_node(self, role, addr, wide_ports=False, somaxconn=0):
+        """A node namespace with eth0 (addr/15), its veth peer `role` on the switch's bridge;
+        somaxconn > 0: the namespace's net.core.somaxconn (the cap of every listen queue in it)."""
         name = self.add_ns(role)
         sw = self.ns("sw")
         ip("-n", sw, "link", "add", role, "type", "veth", "peer", "name", "eth0", "netns", name)
@@ -692,6 +693,11 @@ class Run:
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=10)
             if r.returncode != 0:
                 raise Fail("sysctl ip_local_port_range in %s: %s" % (name, r.stdout.strip()))
+        if somaxconn:
+            r = subprocess.run(["ip", "netns", "exec", name, "sysctl", "-q", "-w", "net.core.somaxconn=%d" % somaxconn],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=10)
+            if r.returncode != 0:
+                raise Fail("sysctl somaxconn in %s: %s" % (name, r.stdout.strip()))
         return name
 
     def build_topology(self, routers, clients):
@@ -705,7 +711,7 @@ class Run:
         if self.a.front == "haproxy":
             self.add_node("lb", LB_IP, wide_ports=True)
         for role in sorted({self.router_role(i) for i in range(1, routers + 1)}):
-            self.add_node(role, self.router_ip(int(role[1:])))
+            self.add_node(role, self.router_ip(int(role[1:])), somaxconn=self.a.tcp_backlog)
         for j in range(1, clients + 1):
             self.add_node("c%d" % j, "198.18.2.%d" % j, wide_ports=True)
 
@@ -1006,6 +1012,8 @@ class Run:
         cfg["client"]["endpoints"] = "tcp -h %s -p %d" % (addr, CLIENT_PORT)
         if self.a.front == "reuseport":
             cfg["client"]["reuse_port"] = True
+        if self.a.tcp_backlog:
+            cfg["limits"]["tcp_backlog"] = self.a.tcp_backlog
         # The router's own address (docs/deployment.md): a back end calling a client back must
         # reach the router holding its session.
         cfg["server"]["endpoints"] = "tcp -h %s -p %d" % (addr, self.router_port(i, SERVER_PORT))
@@ -2178,6 +2186,10 @@ def main():
     ap.add_argument("--settle-min", type=int, default=3, help="seconds at least between all up and the window (default 3)")
     ap.add_argument("--settle-max", type=int, default=30, help="seconds at most to wait for steady ticks (default 30)")
     ap.add_argument("--setup-timeout", type=int, help="seconds for every session to come up (default 60 + sessions/200)")
+    ap.add_argument("--tcp-backlog", type=int, default=0,
+                    help="each router's listen queue (limits.tcp_backlog) and its namespace's net.core.somaxconn, "
+                         "in connections; 0 (default): the router's default, SOMAXCONN (4096). A survivor that takes "
+                         "over thousands of clients at once needs one as long as the burst (docs/properties.md)")
     ap.add_argument("--sessions-per-subscriber", type=int, default=SESSIONS_PER_SUBSCRIBER,
                     help="at most this many sessions per clock-subscriber process (default %d; one thread each)"
                     % SESSIONS_PER_SUBSCRIBER)
@@ -2249,6 +2261,7 @@ def main():
                           "kill_replica": a.kill_replica if a.kill_backbone else None,
                           "kill_what": a.kill_what if a.kill_backbone else None,
                           "subscriber_processes": math.ceil(a.sessions / a.sessions_per_subscriber),
+                          "tcp_backlog": a.tcp_backlog,
                           "front": a.front, "auth": a.auth,
                           "haproxy_processes": (math.ceil(a.sessions / SESSIONS_PER_HAPROXY) + 1
                                                 if a.front == "haproxy" else 0),
