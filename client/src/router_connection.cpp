@@ -1,9 +1,8 @@
 // router_connection: the read loop and the writes, the queue, the framing, the end.
 #include "router_connection.hpp"
 
-#include "exact_size_handler.hpp"
-
 #include <moraine/protocol/header.hpp>
+#include <moraine/transport/exact_size_handler.hpp>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -187,7 +186,7 @@ std::span<std::byte> read_scratch() noexcept {
 
 void router_connection::arm_read() {
     auto on_wait = [self = shared_from_this()](const boost::system::error_code& ec) { self->on_readable(ec); };
-    socket_.async_wait(tcp::socket::wait_read, exact_size(std::move(on_wait)));
+    socket_.async_wait(tcp::socket::wait_read, transport::exact_size(std::move(on_wait)));
 }
 
 void router_connection::on_readable(const boost::system::error_code& wait_error) {

@@ -2,13 +2,13 @@
 // and the end of a connection.
 #include "session_client_impl.hpp"
 
-#include "exact_size_handler.hpp"
 #include "reconnect_state.hpp"
 
 #include <moraine/protocol/compression.hpp>
 #include <moraine/protocol/header.hpp>
 #include <moraine/protocol/reply.hpp>
 #include <moraine/protocol/request.hpp>
+#include <moraine/transport/exact_size_handler.hpp>
 
 namespace moraine::client {
 
@@ -194,7 +194,7 @@ void session_client::impl::arm_timer() {
         on_tick(clock::now());
         if (!gone(gen)) arm_timer();
     };
-    timer_.async_wait(exact_size(std::move(on_wait)));
+    timer_.async_wait(transport::exact_size(std::move(on_wait)));
 }
 
 asio::awaitable<void> session_client::impl::wait_event() {

@@ -6,10 +6,10 @@
 #include <moraine/net/shard.hpp>
 #include <moraine/net/shard_set.hpp>
 #include <moraine/net/tls_context.hpp>
+#include <moraine/transport/exact_size_handler.hpp>
 #include <moraine/transport/layered_stream.hpp>
 #include <moraine/transport/tls_engine.hpp>
 
-#include <boost/asio/bind_allocator.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -35,20 +35,6 @@ protocol::byte_buffer& wire_scratch() {
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
 
-// asio's default handler allocator recycles blocks per thread, so the readability wait an idle
-// connection keeps pending may sit in a block cut for a larger operation (~340 bytes measured,
-// perf/README.md "Idle RSS per session"); with this allocator it takes its own size from malloc.
-template <class T>
-struct exact_allocator {
-    using value_type = T;
-    exact_allocator() noexcept = default;
-    template <class U>
-    exact_allocator(const exact_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) { return std::allocator<T>().allocate(n); }
-    void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
-    template <class U>
-    bool operator==(const exact_allocator<U>&) const noexcept { return true; }
-};
 }  // namespace
 
 /// A layered connection's codec, its handshake while one runs, and its wire bytes in flight.
@@ -364,11 +350,11 @@ void ice_connection::arm_read() {
         });
         return;
     }
+    // Allocated at its own size: an idle connection keeps this wait pending (exact_size_handler.hpp).
     socket_.async_wait(tcp::socket::wait_read,
-                       asio::bind_allocator(exact_allocator<void>(),
-                                            [self = shared_from_this()](const boost::system::error_code& ec) {
-                                                self->on_readable(ec);
-                                            }));
+                       tp::exact_size([self = shared_from_this()](const boost::system::error_code& ec) {
+                           self->on_readable(ec);
+                       }));
 }
 
 void ice_connection::on_readable(const boost::system::error_code& wait_error) {

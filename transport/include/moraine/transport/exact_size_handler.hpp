@@ -1,10 +1,12 @@
 #pragma once
-// Completion handlers for the waits an idle session keeps pending (private to the library).
+// Completion handlers allocated at their own size, for the waits an idle connection keeps pending:
+// the runtime's (net/) readability wait and the client library's waits. No asio include: asio
+// finds the allocator through the handler's allocator_type.
 #include <cstddef>
 #include <memory>
 #include <utility>
 
-namespace moraine::client {
+namespace moraine::transport {
 
 /// std::allocator under asio's allocator interface: each operation takes its own size from the heap.
 template <class T>
@@ -21,11 +23,11 @@ struct exact_allocator {
 
 /** `f` as a completion handler whose operation is allocated by exact_allocator. asio's default
     handler allocator recycles blocks per thread, so a wait that stays pending while a session
-    idles (readability, the session's timer) would sit in a block cut for a larger operation or
+    idles (readability, a session's timer) would sit in a block cut for a larger operation or
     coroutine frame of the set-up (hundreds of bytes more per session, perf/README.md "Client
-    library: an idle session's heap"). The allocator is a member type, not asio::bind_allocator,
-    whose binder makes asio keep a second executor in the operation (208 bytes instead of 144
-    for a timer wait). */
+    library: an idle session's heap" and "Idle RSS per session"). The allocator is a member
+    type, not asio::bind_allocator, whose binder makes asio keep a second executor in the
+    operation (208 bytes instead of 144 for a timer wait). */
 template <class F>
 struct exact_size_handler {
     F f;
@@ -43,4 +45,4 @@ exact_size_handler<F> exact_size(F f) {
     return {std::move(f)};
 }
 
-}  // namespace moraine::client
+}  // namespace moraine::transport
