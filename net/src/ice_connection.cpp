@@ -35,6 +35,10 @@ protocol::byte_buffer& wire_scratch() {
 
 protocol::limits limits_of(const runtime_config& cfg) { return protocol::limits{cfg.message_size_max}; }
 
+bool carries_requests(protocol::message_type t) noexcept {
+    return t == protocol::message_type::request || t == protocol::message_type::batch_request;
+}
+
 }  // namespace
 
 /// A layered connection's codec, its handshake while one runs, and its wire bytes in flight.
@@ -341,7 +345,9 @@ void ice_connection::close(close_reason reason, std::string_view why) {
 
 void ice_connection::arm_read() {
     if (closed() || !reader_.arm()) return;  // at most one wait pending
-    if (close_.closing() || reader_.stopped() || reads_paused() || reads_held()) {
+    // Closing (our close connection message queued or sent) still reads: the peer's close ends
+    // the connection, its replies still count, and its requests are dropped (dispatch_frame).
+    if (reader_.stopped() || reads_paused() || reads_held()) {
         // As the TLS and WebSocket read loops do: the pending wait on resume_ holds the
         // connection until resume_reads() (or close()) cancels it, or the budget poll expires.
         pause_timer().async_wait([self = shared_from_this()](const boost::system::error_code&) {
@@ -427,6 +433,13 @@ bool ice_connection::on_bytes(protocol::byte_view data) {
 
 bool ice_connection::dispatch_frame(const protocol::frame_view& frame) {
     if (closed()) return false;  // an earlier message of the same read closed the connection
+    if (!close_.open() && carries_requests(frame.header.type)) {
+        // Our close connection message is queued or sent: the peer, told the close is graceful,
+        // sends this request again on another connection (docs/ice-wire.md §3, "Graceful
+        // close"). Dispatching it here too would run it twice.
+        spdlog::debug("request received after close connection was sent: not dispatched (the peer retries it)");
+        return true;
+    }
     if (frame.header.compression != protocol::compression_status::compressed) return on_frame(frame) && !closed();
     protocol::byte_buffer plain;
     boost::system::error_code ec;

@@ -234,6 +234,36 @@ TEST(ice_connection, a_graceful_close_sends_close_connection_after_the_queue_and
     test::finish(*shards);
 }
 
+TEST(ice_connection, a_request_after_the_close_message_is_not_dispatched_but_a_reply_is) {
+    // The peer, told the close is graceful, sends its unanswered requests again elsewhere: one
+    // dispatched here as well would run twice (a topic event delivered twice, seen in a takeover).
+    auto shards = test::owned_shards();
+    probed p(shards->at(0));
+    p.conn->start_plain();
+    p.peer().send(ping(1));
+    ASSERT_TRUE(test::run_until(*shards, [&] { return p.conn->received.size() == 1; }));
+    p.conn->close_gracefully();
+    ASSERT_FALSE(p.conn->closed());
+    p.peer().send(ping(2));
+    protocol::batch_builder batch;
+    batch.add(test::request_message(0, hello, "late", test::empty_encaps()));
+    p.peer().send(batch.finish());
+    const auto reply = test::ok_reply(9, test::empty_encaps());
+    p.peer().send(reply);
+    ASSERT_TRUE(test::run_until(*shards, [&] { return p.conn->received.size() == 2; }));
+    test::settle(*shards);
+    ASSERT_EQ(p.conn->received.size(), 2u) << "only the reply after the close message";
+    EXPECT_EQ(test::request_of(p.conn->received[0]).request_id, 1);
+    EXPECT_EQ(p.conn->received[1], reply);
+    ASSERT_TRUE(test::run_until(*shards, [&] { return !p.peer().frames().empty(); }));
+    EXPECT_EQ(test::header_of(p.peer().frames().back()).type, protocol::message_type::close_connection);
+    // Reading goes on while closing, so the peer's close ends the connection at once (a parked
+    // read would leave it open until the process ends).
+    p.peer().reset();
+    ASSERT_TRUE(test::run_until(*shards, [&] { return p.conn->closed(); }));
+    test::finish(*shards);
+}
+
 TEST(ice_connection, a_graceful_close_with_a_request_at_a_back_end_is_forceful) {
     auto shards = test::owned_shards();
     auto& sh = shards->at(0);
