@@ -1,6 +1,8 @@
 // router_connection: the read loop and the writes, the queue, the framing, the end.
 #include "router_connection.hpp"
 
+#include "connection_lost.hpp"
+
 #include <moraine/protocol/header.hpp>
 #include <moraine/transport/exact_size_handler.hpp>
 
@@ -16,8 +18,6 @@ namespace moraine::client {
 namespace {
 // Messages per write: amortises the syscall, well under IOV_MAX.
 constexpr std::size_t max_messages_per_write = 64;
-
-error_info lost(std::string detail) { return make_error(errc::connection_lost, std::move(detail)); }
 }  // namespace
 
 /// The connection as its layered_stream's sink (transport/layered_stream.hpp).

@@ -2,6 +2,7 @@
 // and the end of a connection.
 #include "session_client_impl.hpp"
 
+#include "connection_lost.hpp"
 #include "reconnect_state.hpp"
 
 #include <moraine/protocol/compression.hpp>
@@ -14,8 +15,6 @@ namespace moraine::client {
 
 namespace {
 using clock = std::chrono::steady_clock;
-
-error_info lost(std::string detail) { return make_error(errc::connection_lost, std::move(detail)); }
 }  // namespace
 
 session_client::impl::impl(session_client& owner, session_options opts)

@@ -13,8 +13,6 @@ namespace moraine::net {
 
 namespace {
 
-void send_message(int sock, const takeover_message& m) { send_packet(sock, encode_takeover(m)); }
-
 /// The next message; a refusal becomes channel_error with the running router's reason.
 takeover_message receive_message(int sock, std::size_t max_fds, std::chrono::milliseconds timeout,
                                  std::vector<unique_fd>* fds = nullptr) {
@@ -46,7 +44,7 @@ takeover_client::takeover_client(const std::string& path) {
 }
 
 takeover_offer takeover_client::request(const std::string& program, std::chrono::milliseconds timeout) {
-    send_message(sock_.get(), takeover_hello{program, static_cast<std::uint32_t>(::getpid())});
+    send_takeover(sock_.get(), takeover_hello{program, static_cast<std::uint32_t>(::getpid())});
     const auto first = receive_message(sock_.get(), 0, timeout);
     const auto* listeners = std::get_if<takeover_listeners>(&first);
     if (!listeners) throw channel_error(std::string("expected the listeners, got ") + takeover_name(first));
@@ -69,14 +67,14 @@ takeover_offer takeover_client::request(const std::string& program, std::chrono:
 
 void takeover_client::refuse(const std::string& reason) noexcept {
     try {
-        send_message(sock_.get(), takeover_refuse{reason});
+        send_takeover(sock_.get(), takeover_refuse{reason});
     } catch (const std::exception&) {
         // It learns from the closed channel instead.
     }
 }
 
 takeover_released takeover_client::accept(std::uint32_t adopted, std::chrono::milliseconds timeout) {
-    send_message(sock_.get(), takeover_accept{adopted});
+    send_takeover(sock_.get(), takeover_accept{adopted});
     const auto m = receive_message(sock_.get(), 0, timeout);
     const auto* released = std::get_if<takeover_released>(&m);
     if (!released) throw channel_error(std::string("expected released, got ") + takeover_name(m));
@@ -156,12 +154,12 @@ takeover_client::sessions_received takeover_client::receive_session_batches(cons
             for (std::size_t i = 0; i < batch.size(); ++i) {
                 const auto serial = batch[i].first.serial;
                 if (why[i].empty()) {
-                    send_message(sock_.get(), takeover_session_taken{serial});
+                    send_takeover(sock_.get(), takeover_session_taken{serial});
                     ++got.adopted;
                     got.bytes += sizes[i];
                     got.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
                 } else {
-                    send_message(sock_.get(), takeover_session_refused{serial, why[i]});
+                    send_takeover(sock_.get(), takeover_session_refused{serial, why[i]});
                     ++got.refused;
                 }
             }

@@ -369,4 +369,8 @@ const char* takeover_name(const takeover_message& m) noexcept {
     return names[m.index()];
 }
 
+void send_takeover(int sock, const takeover_message& m, std::span<const int> fds) {
+    send_packet(sock, encode_takeover(m), fds);
+}
+
 }  // namespace moraine::net

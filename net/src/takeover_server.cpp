@@ -57,15 +57,10 @@ void clear_path(const std::string& path, const sockaddr_un& a) {
     ::unlink(path.c_str());
 }
 
-void send_message(int sock, const takeover_message& m, std::span<const int> fds = {}) {
-    const auto bytes = encode_takeover(m);
-    send_packet(sock, bytes, fds);
-}
-
 /// Tells the peer no, if it still listens; the reason goes to its log.
 void send_refusal(int sock, const std::string& reason) noexcept {
     try {
-        send_message(sock, takeover_refuse{reason});
+        send_takeover(sock, takeover_refuse{reason});
     } catch (const std::exception&) {
         // The peer is gone or stuck: it learns from the closed channel.
     }
@@ -180,10 +175,10 @@ void takeover_server::serve(int conn) {
         offer.sockets.push_back(s.record);
         fds.push_back(s.fd.get());
     }
-    send_message(conn, offer);
+    send_takeover(conn, offer);
     for (std::size_t at = 0; at < fds.size(); at += max_fds_per_packet) {
         const auto n = std::min(max_fds_per_packet, fds.size() - at);
-        send_message(conn, takeover_descriptors{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(n)},
+        send_takeover(conn, takeover_descriptors{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(n)},
                      std::span<const int>(fds).subspan(at, n));
     }
     const auto described = listing(sockets);
@@ -206,7 +201,7 @@ void takeover_server::serve(int conn) {
     handed_over_.store(true, std::memory_order_release);
     listen_.reset();  // before the confirmation: the new process then finds the path free to bind
     try {
-        send_message(conn, takeover_released{static_cast<std::uint32_t>(closed), sessions});
+        send_takeover(conn, takeover_released{static_cast<std::uint32_t>(closed), sessions});
     } catch (const std::exception& e) {
         spdlog::warn("takeover: could not confirm the release to pid {}: {}", hello->pid, e.what());
     }
@@ -256,7 +251,7 @@ void takeover_server::move_sessions(int conn, std::uint32_t pid) {
     const auto stayed = hooks_.sessions();
     if (o.channel_ok) {
         try {
-            send_message(conn, takeover_sessions_done{o.moved, stayed});
+            send_takeover(conn, takeover_sessions_done{o.moved, stayed});
         } catch (const std::exception& e) {
             spdlog::warn("takeover: could not tell pid {} that the sessions are done: {}", pid, e.what());
         }
@@ -273,7 +268,7 @@ takeover_server::topic_move takeover_server::plan_topics(int conn, std::uint32_t
     if (t.pending) return t;
     try {
         // No topic service, or it stays: the new process's own topic service runs on its own.
-        send_message(conn, takeover_topics_done{false, 0});
+        send_takeover(conn, takeover_topics_done{false, 0});
     } catch (const std::exception& e) {
         spdlog::warn("takeover: could not tell pid {} that the topic service stays: {}", pid, e.what());
         channel_ok = false;
@@ -288,7 +283,7 @@ void takeover_server::move_topics(int conn, std::uint32_t pid, topic_move& t, bo
     std::size_t bytes = 0;
     try {
         for (std::size_t i = 0; i < parts.size(); ++i) {
-            send_message(conn, takeover_topics{parts[i], i + 1 == parts.size()});
+            send_takeover(conn, takeover_topics{parts[i], i + 1 == parts.size()});
             bytes += parts[i].size();
         }
     } catch (const std::exception& e) {
@@ -331,7 +326,7 @@ void takeover_server::move_topic_connections(int conn, std::uint32_t pid, std::c
     }
     if (channel_ok) {
         try {
-            send_message(conn, takeover_topics_done{true, sent});
+            send_takeover(conn, takeover_topics_done{true, sent});
         } catch (const std::exception& e) {
             spdlog::warn("takeover: could not tell pid {} that the topic service moved: {}", pid, e.what());
         }

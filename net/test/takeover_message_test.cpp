@@ -1,11 +1,15 @@
 // takeover_message: every message survives encode → decode unchanged; the decoder names what is
 // wrong with garbage, another magic, another version (a refusal excepted), a truncated message,
-// bytes left over, an unknown type or socket kind, and counts or strings out of bounds.
+// bytes left over, an unknown type or socket kind, and counts or strings out of bounds; and
+// send_takeover puts one message and its descriptors in one packet.
 #include <moraine/net/takeover_message.hpp>
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <chrono>
 
 using namespace moraine;
 
@@ -255,4 +259,19 @@ TEST(takeover_message, bad_topic_messages_are_refused) {
     EXPECT_NE(error_of(flag).find("no boolean"), std::string::npos) << error_of(flag);
     std::vector<std::byte> too_large(net::takeover_topics_part_max + 1);
     EXPECT_THROW(net::encode_takeover(net::takeover_topics{too_large, true}), net::channel_error);
+}
+
+TEST(takeover_message, send_takeover_sends_one_packet_with_its_descriptors) {
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    net::unique_fd a(sv[0]), b(sv[1]);
+    const int passed[] = {a.get()};  // any open descriptor will do: the receiver gets its own
+    net::send_takeover(a.get(), net::takeover_hello{"moraine-router 9.9", 4242}, passed);
+    auto p = net::receive_packet(b.get(), net::takeover_message_max, 4, std::chrono::milliseconds(1000));
+    ASSERT_EQ(p.fds.size(), 1u);
+    EXPECT_GE(p.fds[0].get(), 0);
+    const auto m = net::decode_takeover(p.bytes);
+    ASSERT_TRUE(std::holds_alternative<net::takeover_hello>(m));
+    EXPECT_EQ(std::get<net::takeover_hello>(m).program, "moraine-router 9.9");
+    EXPECT_EQ(std::get<net::takeover_hello>(m).pid, 4242u);
 }

@@ -174,6 +174,11 @@ using takeover_message = std::variant<takeover_hello, takeover_listeners, takeov
 /// The bytes of `m`, header included (at most takeover_message_max).
 std::vector<std::byte> encode_takeover(const takeover_message& m);
 
+/** Sends `m` (encode_takeover) as one packet on the takeover socket `sock`, with `fds` attached
+    as send_packet attaches them. The one sender of both sides, the running router's and the new
+    one's. @throws channel_error as send_packet does. */
+void send_takeover(int sock, const takeover_message& m, std::span<const int> fds = {});
+
 /** Reads one message. @throws channel_error naming what is wrong: not "MRTK" (not a takeover
     peer), another format version (a refusal is read whatever its version), an unknown type,
     a truncated message or bytes left over, a string, byte field or count out of bounds, an
